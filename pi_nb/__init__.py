@@ -1,0 +1,32 @@
+"""pi_nb: the context engineering of the Pi coding agent (0.85.0), in Python and in Jupyter.
+
+``import pi_nb`` loads the engine only: it never imports IPython, ipywidgets, pandas, matplotlib or
+a provider SDK. The notebook toolkit is loaded by ``%load_ext pi_nb`` (or ``import pi_nb.notebook``).
+
+Every mirrored Pi function is exported here under its snake_case name; ``__all__`` is sorted and
+tested (tests/test_public_api.py): each module below lists its public names in its own ``__all__``
+and this file re-exports them.
+"""
+
+from __future__ import annotations
+
+from pi_nb import errors
+from pi_nb.errors import *  # noqa: F403
+
+# --- truncation (pi_nb/truncation.py) ---
+# --- tokens (pi_nb/tokens.py) ---
+# --- messages (pi_nb/messages.py) ---
+# --- session (pi_nb/session/) ---
+# --- resources (pi_nb/resources/) ---
+# --- system prompt (pi_nb/system_prompt.py) ---
+# --- compaction (pi_nb/compaction/) ---
+# --- tools (pi_nb/tools/) ---
+# --- providers / agent ---
+
+__version__ = "0.1.0"
+
+__all__ = sorted(
+    [
+        *errors.__all__,
+    ]
+)

@@ -1,0 +1,172 @@
+"""JavaScript semantics that Pi's behaviour depends on, in one private module.
+
+Pi is TypeScript: string lengths are UTF-16 code units, ``Buffer.from(s)`` turns a lone surrogate
+into U+FFFD, ``Number.prototype.toFixed`` rounds the exact binary value half-up, and
+``JSON.stringify`` prints numbers its own way (``5`` not ``5.0``, ``1e+21``, ``1e-7``) and escapes
+lone surrogates. A faithful port needs all of these in many places, so they live here once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+__all__ = [
+    "js_number_to_string",
+    "js_stringify",
+    "js_to_fixed",
+    "js_utf8_encode",
+    "utf16_len",
+]
+
+# A surrogate code point that is not part of a high+low pair (Python keeps astral characters as one
+# code point, so surrogates only appear in a str built from lone halves).
+_LONE_SURROGATE = re.compile(r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+_ANY_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def utf16_len(s: str) -> int:
+    """``s.length`` in JavaScript: UTF-16 code units (astral characters count 2)."""
+    n = len(s)
+    if s.isascii():
+        return n
+    # every code point above U+FFFF takes a second code unit
+    return n + sum(1 for ch in s if ord(ch) > 0xFFFF)
+
+
+def js_utf8_encode(s: str) -> bytes:
+    """``Buffer.from(s, "utf8")``: UTF-8, with lone surrogates encoded as U+FFFD (3 bytes).
+
+    A high surrogate directly followed by a low surrogate (two code points in Python) is one
+    astral character in JavaScript, so such pairs are joined first.
+    """
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    # join pairs, then replace what is left alone
+    joined = s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return _ANY_SURROGATE.sub("\ufffd", joined).encode("utf-8")
+
+
+def js_to_fixed(x: float, digits: int) -> str:
+    """``x.toFixed(digits)``: the exact binary value rounded half-up (1.25 -> "1.3", not "1.2")."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if abs(x) >= 1e21:
+        return js_number_to_string(x)
+    q = Decimal(1).scaleb(-digits)
+    d = Decimal(x).quantize(q, rounding=ROUND_HALF_UP)
+    text = f"{d:f}"
+    if text.startswith("-") and Decimal(text) == 0:
+        text = text[1:]  # (-0.01).toFixed(1) is "-0.0" in JS too, but x=-0.0 gives "0.0"
+        if x < 0:
+            text = "-" + text
+    return text
+
+
+def js_number_to_string(x: float | int) -> str:
+    """``String(x)`` for a JavaScript number (ECMAScript Number::toString)."""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        if abs(x) < 10**21:
+            return str(x)
+        x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    r = repr(abs(x))  # shortest round-trip digits, like JS
+    if "e" in r:
+        mant, exp_s = r.split("e")
+        exp = int(exp_s)
+    else:
+        mant, exp = r, 0
+    if "." in mant:
+        int_part, frac = mant.split(".")
+    else:
+        int_part, frac = mant, ""
+    digits = (int_part + frac).lstrip("0")
+    # position of the decimal point relative to the start of `digits`
+    n = len(int_part.lstrip("0")) + exp if int_part.strip("0") else exp - (len(frac) - len(frac.lstrip("0")))
+    digits = digits.rstrip("0") or "0"
+    k = len(digits)
+    if k <= n <= 21:
+        out = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        es = f"+{e}" if e >= 0 else f"-{-e}"
+        out = digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + es
+    return sign + out
+
+
+def _has_float(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float):
+            return True
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+    return False
+
+
+def _escape_lone(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group(0)):04x}"
+
+
+def _stringify_slow(v: Any) -> str:
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return "null" if not math.isfinite(v) else js_number_to_string(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, dict):
+        return (
+            "{"
+            + ",".join(
+                json.dumps(str(k), ensure_ascii=False) + ":" + _stringify_slow(x) for k, x in v.items()
+            )
+            + "}"
+        )
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(_stringify_slow(x) for x in v) + "]"
+    raise TypeError(f"Object of type {type(v).__name__} is not JSON serializable")
+
+
+def js_stringify(value: Any) -> str:
+    """``JSON.stringify(value)`` (compact, insertion key order, JS number printing).
+
+    Lone surrogates are escaped as ``\\udXXX`` (well-formed JSON.stringify, ES2019); everything
+    else non-ASCII is written raw, as JavaScript does. Fast path: the C encoder when no float
+    is involved (ints, strings, bools and null print identically in both languages).
+    """
+    if _has_float(value):
+        out = _stringify_slow(value)
+    else:
+        out = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if not out.isascii() and _ANY_SURROGATE.search(out):
+        out = _LONE_SURROGATE.sub(_escape_lone, out)
+    return out

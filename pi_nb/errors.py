@@ -1,0 +1,141 @@
+"""The whole exception tree of pi_nb, in one place.
+
+Expected outcomes (a truncated output, a session with nothing to compact, a tool that ran and
+failed) are *values*; the classes below are for failures: something the caller asked for could not
+be done, and retrying the same call will not help without a change.
+
+::
+
+    PiNbError
+    ├── SessionError                      session files and the entry tree
+    │   ├── InvalidSessionFileError       not a pi session (Pi's text: "Session file is not a valid pi session: {path}")
+    │   ├── SessionFileCorruptError       lines that could not be parsed (reported, never silently dropped)
+    │   ├── EntryNotFoundError            "Entry {id} not found"
+    │   ├── InvalidSessionIdError         a custom session id that breaks Pi's rule
+    │   └── SessionLockedError            another process is appending to the same file
+    ├── TokenizerError                    a bundled tiktoken encoding is missing or fails its sha256 check
+    ├── ResourceError                     context files, settings, skills, prompts
+    │   ├── TrustStoreError               trust.json unreadable or invalid (never overwritten)
+    │   ├── ProjectNotTrustedError        "Project is not trusted; refusing to write project settings"
+    │   └── FrontmatterError              YAML frontmatter that does not parse
+    ├── CompactionError                   compaction and branch summaries
+    │   ├── NothingToCompactError         "Nothing to compact (session too small)" / "Already compacted"
+    │   ├── SummarizationError            "{label} failed: ..." / "{label} attempted to call a tool"
+    │   └── CompactionCancelledError      "Compaction cancelled"
+    ├── ToolError                         a tool could not run (its text becomes the error tool result)
+    ├── ProviderError                     a model provider failed outside a normal stop reason
+    │   └── MissingDependencyError        an optional extra (openai, anthropic, dask) is not installed
+    └── AgentError                        misuse of the agent loop or AgentSession
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentError",
+    "CompactionCancelledError",
+    "CompactionError",
+    "EntryNotFoundError",
+    "FrontmatterError",
+    "InvalidSessionFileError",
+    "InvalidSessionIdError",
+    "MissingDependencyError",
+    "NothingToCompactError",
+    "PiNbError",
+    "ProjectNotTrustedError",
+    "ProviderError",
+    "ResourceError",
+    "SessionError",
+    "SessionFileCorruptError",
+    "SessionLockedError",
+    "SummarizationError",
+    "TokenizerError",
+    "ToolError",
+    "TrustStoreError",
+]
+
+
+class PiNbError(Exception):
+    """Base class of every error pi_nb raises on purpose."""
+
+
+class SessionError(PiNbError):
+    """A session file or the entry tree could not be used as asked."""
+
+
+class InvalidSessionFileError(SessionError):
+    """The file is not a pi session (its first object is not a header with a string id)."""
+
+
+class SessionFileCorruptError(SessionError):
+    """Some lines of a session file could not be parsed; ``problems`` lists (line number, reason)."""
+
+    def __init__(self, message: str, problems: list[tuple[int, str]] | None = None) -> None:
+        super().__init__(message)
+        self.problems: list[tuple[int, str]] = list(problems or [])
+
+
+class EntryNotFoundError(SessionError, KeyError):
+    """``Entry {id} not found``: an id that is not in the session."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidSessionIdError(SessionError, ValueError):
+    """A custom session id that is empty or uses characters Pi does not allow."""
+
+
+class SessionLockedError(SessionError):
+    """Another process holds the append lock of this session file."""
+
+
+class TokenizerError(PiNbError):
+    """A bundled tiktoken encoding is missing, unreadable or fails its sha256 check."""
+
+
+class ResourceError(PiNbError):
+    """A context file, setting, skill or prompt template could not be loaded."""
+
+
+class TrustStoreError(ResourceError):
+    """trust.json could not be read or is invalid; the file is left untouched."""
+
+
+class ProjectNotTrustedError(ResourceError):
+    """A write to project settings of an untrusted project."""
+
+
+class FrontmatterError(ResourceError, ValueError):
+    """YAML frontmatter that does not parse; the message carries the parser's position."""
+
+
+class CompactionError(PiNbError):
+    """Compaction or a branch summary could not be produced."""
+
+
+class NothingToCompactError(CompactionError):
+    """The path has nothing to summarise, or already ends with a compaction."""
+
+
+class SummarizationError(CompactionError):
+    """The summarising model stopped with an error, hit its token cap, or called a tool."""
+
+
+class CompactionCancelledError(CompactionError):
+    """A hook or the user cancelled the compaction."""
+
+
+class ToolError(PiNbError):
+    """A tool could not run; the message becomes the text of an error tool result."""
+
+
+class ProviderError(PiNbError):
+    """A model provider failed outside a normal stop reason."""
+
+
+class MissingDependencyError(ProviderError, ImportError):
+    """An optional extra is needed: the message says which ``pip install`` fixes it."""
+
+
+class AgentError(PiNbError):
+    """The agent loop or AgentSession was used in a way it does not allow."""

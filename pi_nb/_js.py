@@ -15,12 +15,36 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 __all__ = [
+    "UNDEFINED",
+    "Undefined",
     "js_number_to_string",
     "js_stringify",
     "js_to_fixed",
     "js_utf8_encode",
     "utf16_len",
 ]
+
+class Undefined:
+    """JavaScript's ``undefined`` where Pi tells it apart from ``null`` (e.g. ``leafId``).
+
+    An omitted argument defaults to :data:`UNDEFINED`; ``None`` means ``null``.
+    """
+
+    _instance: Undefined | None = None
+
+    def __new__(cls) -> Undefined:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNDEFINED = Undefined()
 
 # A surrogate code point that is not part of a high+low pair (Python keeps astral characters as one
 # code point, so surrogates only appear in a str built from lone halves).

@@ -8,6 +8,7 @@ tested (tests/test_public_api.py): each module below lists its public names in i
 and this file re-exports them.
 """
 
+# ruff: noqa: I001  (imports are grouped per module under the markers below, on purpose)
 from __future__ import annotations
 
 from pi_nb import errors
@@ -22,11 +23,14 @@ from pi_nb.errors import *  # noqa: F403
 # --- compaction (pi_nb/compaction/) ---
 # --- tools (pi_nb/tools/) ---
 # --- providers / agent ---
+from pi_nb import providers as _providers
+from pi_nb.providers import *  # noqa: F403
 
 __version__ = "0.1.0"
 
 __all__ = sorted(
     [
         *errors.__all__,
+        *_providers.__all__,
     ]
 )

@@ -1,0 +1,11 @@
+"""Model providers: the :class:`Model` protocol, the offline default, the scripted test seam,
+and (optional extras) OpenAI-compatible and Anthropic backends."""
+
+from __future__ import annotations
+
+from pi_nb.providers.base import *  # noqa: F403
+from pi_nb.providers.base import __all__ as _base_all
+from pi_nb.providers.scripted import *  # noqa: F403
+from pi_nb.providers.scripted import __all__ as _scripted_all
+
+__all__ = sorted([*_base_all, *_scripted_all])

@@ -1,0 +1,227 @@
+"""The model abstraction: a :class:`Model` streams one assistant message for a :class:`Context`.
+
+This mirrors pi-ai's ``stream(model, context, options)``: the stream yields Pi's event shapes
+(``start``, ``text_start``/``text_delta``/``text_end``, ``thinking_*``, ``toolcall_*``, then ``done``
+or ``error``) and **never raises for provider failures**: an HTTP error, an overflow or an abort is
+an ``error`` event whose message has ``stopReason`` ``"error"``/``"aborted"`` and an
+``errorMessage`` (so overflow detection can read the provider's text). Raising is reserved for
+programming errors.
+
+A model object carries its description (``provider``, ``id``, ``context_window``, ``max_tokens``,
+``reasoning``, ``input`` kinds) and knows how to call its backend; :meth:`Model.with_overrides`
+returns a copy with, e.g., a smaller context window (how notebooks make compaction visible).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypedDict
+
+__all__ = [
+    "AssistantMessageEvent",
+    "Context",
+    "Model",
+    "StreamOptions",
+    "SupportsAbort",
+    "ToolSchema",
+    "empty_usage",
+    "make_assistant_message",
+    "make_usage",
+    "now_ms",
+]
+
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+
+
+class SupportsAbort(Protocol):
+    """What a model needs of an abort signal (``pi_nb.tools.base.AbortSignal`` satisfies it)."""
+
+    @property
+    def aborted(self) -> bool: ...
+
+
+class ToolSchema(TypedDict):
+    """A tool as the model sees it: pi-ai's ``Tool {name, description, parameters}``."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Context:
+    """pi-ai's ``Context {systemPrompt?, messages, tools?}`` (messages already ``convert_to_llm``-ed)."""
+
+    system_prompt: str | None
+    messages: Sequence[dict[str, Any]]
+    tools: Sequence[ToolSchema] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.system_prompt is not None:
+            out["systemPrompt"] = self.system_prompt
+        out["messages"] = list(self.messages)
+        if self.tools is not None:
+            out["tools"] = list(self.tools)
+        return out
+
+
+@dataclass(frozen=True)
+class StreamOptions:
+    """Per-request options (pi-ai ``SimpleStreamOptions`` subset that pi_nb uses)."""
+
+    max_tokens: int | None = None
+    reasoning: str | None = None
+    signal: SupportsAbort | None = None
+    session_id: str | None = None
+    cache_retention: Literal["none", "short", "long"] | None = None
+    temperature: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class AssistantMessageEvent(TypedDict, total=False):
+    """One streaming event, Pi's shape: ``type`` plus the fields that type carries."""
+
+    type: str
+    partial: dict[str, Any]
+    contentIndex: int
+    delta: str
+    content: str
+    toolCall: dict[str, Any]
+    reason: str
+    message: dict[str, Any]
+    error: dict[str, Any]
+
+
+def now_ms() -> int:
+    """``Date.now()``."""
+    return int(time.time() * 1000)
+
+
+def make_usage(
+    input: int = 0,
+    output: int = 0,
+    cache_read: int = 0,
+    cache_write: int = 0,
+    total_tokens: int | None = None,
+) -> dict[str, Any]:
+    """A pi-ai ``Usage`` dict (costs zero; ``totalTokens`` defaults to the sum, as providers report it)."""
+    total = input + output + cache_read + cache_write if total_tokens is None else total_tokens
+    return {
+        "input": input,
+        "output": output,
+        "cacheRead": cache_read,
+        "cacheWrite": cache_write,
+        "totalTokens": total,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
+def empty_usage() -> dict[str, Any]:
+    return make_usage()
+
+
+def make_assistant_message(
+    content: list[dict[str, Any]],
+    *,
+    api: str,
+    provider: str,
+    model: str,
+    usage: dict[str, Any] | None = None,
+    stop_reason: str = "stop",
+    error_message: str | None = None,
+    timestamp: int | None = None,
+) -> dict[str, Any]:
+    """An ``AssistantMessage`` dict with Pi's key order."""
+    msg: dict[str, Any] = {
+        "role": "assistant",
+        "content": content,
+        "api": api,
+        "provider": provider,
+        "model": model,
+        "usage": usage if usage is not None else empty_usage(),
+        "stopReason": stop_reason,
+    }
+    if error_message is not None:
+        msg["errorMessage"] = error_message
+    msg["timestamp"] = now_ms() if timestamp is None else timestamp
+    return msg
+
+
+class Model(ABC):
+    """A model description plus the means to call it.
+
+    Subclasses implement :meth:`stream`. ``complete`` drains the stream and returns the final
+    assistant message (for ``error``/``aborted`` too: check ``stopReason``).
+    """
+
+    api: str = "unknown"
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        provider: str,
+        context_window: int,
+        max_tokens: int,
+        reasoning: bool = False,
+        input: Sequence[str] = ("text",),
+        name: str | None = None,
+    ) -> None:
+        self.id = id
+        self.provider = provider
+        self.context_window = context_window
+        self.max_tokens = max_tokens
+        self.reasoning = reasoning
+        self.input: tuple[str, ...] = tuple(input)
+        self.name = name or id
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(provider={self.provider!r}, id={self.id!r}, "
+            f"context_window={self.context_window}, max_tokens={self.max_tokens})"
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Pi's model fields as a dict (what a UI or a frame shows)."""
+        return {
+            "provider": self.provider,
+            "id": self.id,
+            "name": self.name,
+            "api": self.api,
+            "contextWindow": self.context_window,
+            "maxTokens": self.max_tokens,
+            "reasoning": self.reasoning,
+            "input": list(self.input),
+        }
+
+    def with_overrides(self, **changes: Any) -> Model:
+        """A shallow copy with some attributes changed (``context_window=8000``...)."""
+        clone = copy.copy(self)
+        for key, value in changes.items():
+            if not hasattr(clone, key):
+                raise AttributeError(f"{type(self).__name__} has no attribute {key!r}")
+            setattr(clone, key, value)
+        return clone
+
+    @abstractmethod
+    def stream(
+        self, context: Context, options: StreamOptions | None = None
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        """Yield Pi's streaming events for one assistant response."""
+
+    async def complete(self, context: Context, options: StreamOptions | None = None) -> dict[str, Any]:
+        """Run :meth:`stream` to the end and return the final assistant message."""
+        final: dict[str, Any] | None = None
+        async for event in self.stream(context, options):
+            if event["type"] == "done":
+                final = event["message"]
+            elif event["type"] == "error":
+                final = event["error"]
+        if final is None:
+            raise RuntimeError(f"{self!r} ended its stream without a done or error event")
+        return final

@@ -14,6 +14,7 @@ be done, and retrying the same call will not help without a change.
     │   ├── InvalidSessionIdError         a custom session id that breaks Pi's rule
     │   └── SessionLockedError            another process is appending to the same file
     ├── TokenizerError                    a bundled tiktoken encoding is missing or fails its sha256 check
+    ├── InvalidMessageError               a message, content block or usage not shaped as Pi's types say
     ├── ResourceError                     context files, settings, skills, prompts
     │   ├── TrustStoreError               trust.json unreadable or invalid (never overwritten)
     │   ├── ProjectNotTrustedError        "Project is not trusted; refusing to write project settings"
@@ -36,6 +37,7 @@ __all__ = [
     "CompactionError",
     "EntryNotFoundError",
     "FrontmatterError",
+    "InvalidMessageError",
     "InvalidSessionFileError",
     "InvalidSessionIdError",
     "MissingDependencyError",
@@ -91,6 +93,14 @@ class SessionLockedError(SessionError):
 
 class TokenizerError(PiNbError):
     """A bundled tiktoken encoding is missing, unreadable or fails its sha256 check."""
+
+
+class InvalidMessageError(PiNbError, ValueError):
+    """A message, content block or usage object that does not have the shape Pi's types describe.
+
+    Raised where Pi itself would throw (``null`` content, a tool call without ``arguments``) or
+    would compute ``NaN`` (a usage without ``input``); the message names the role and the field.
+    """
 
 
 class ResourceError(PiNbError):

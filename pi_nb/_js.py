@@ -24,6 +24,7 @@ __all__ = [
     "utf16_len",
 ]
 
+
 class Undefined:
     """JavaScript's ``undefined`` where Pi tells it apart from ``null`` (e.g. ``leafId``).
 
@@ -99,9 +100,10 @@ def js_number_to_string(x: float | int) -> str:
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, int):
-        if abs(x) < 10**21:
+        if abs(x) <= _MAX_SAFE_INTEGER:
             return str(x)
-        x = float(x)
+        # a JavaScript number is a double: 12345678901234567891 is 12345678901234567000 there
+        x = _int_to_double(x)
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
@@ -137,17 +139,50 @@ def js_number_to_string(x: float | int) -> str:
     return sign + out
 
 
-def _has_float(value: Any) -> bool:
+_MAX_SAFE_INTEGER = 2**53 - 1
+_MAX_ARRAY_INDEX = 2**32 - 2
+
+
+def _int_to_double(x: int) -> float:
+    """The double JavaScript would hold for the integer literal ``x`` (``Infinity`` past 1.8e308)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
+def _is_array_index(key: str) -> bool:
+    """An "array index" key (``"0"`` .. ``"4294967294"``, no leading zero): JS orders it first."""
+    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) <= _MAX_ARRAY_INDEX
+
+
+def _needs_slow_path(value: Any) -> bool:
+    """True when ``json.dumps`` would differ from JSON.stringify: floats, ints past 2**53 (doubles
+    in JS), and objects with array-index keys (JS enumerates those first, in ascending order)."""
     stack = [value]
     while stack:
         v = stack.pop()
         if isinstance(v, float):
             return True
-        if isinstance(v, dict):
+        if isinstance(v, int):
+            if abs(v) > _MAX_SAFE_INTEGER:
+                return True
+        elif isinstance(v, dict):
+            if any(_is_array_index(str(k)) for k in v):
+                return True
             stack.extend(v.values())
         elif isinstance(v, (list, tuple)):
             stack.extend(v)
     return False
+
+
+def _js_key_order(d: dict[Any, Any]) -> list[tuple[str, Any]]:
+    """Own-property order of a JS object: array-index keys ascending, then the rest as inserted."""
+    items = [(str(k), x) for k, x in d.items()]
+    index = sorted(((k, x) for k, x in items if _is_array_index(k)), key=lambda kx: int(kx[0]))
+    if not index:
+        return items
+    return index + [(k, x) for k, x in items if not _is_array_index(k)]
 
 
 def _escape_lone(m: re.Match[str]) -> str:
@@ -162,7 +197,9 @@ def _stringify_slow(v: Any) -> str:
     if v is False:
         return "false"
     if isinstance(v, int):
-        return str(v)
+        if abs(v) <= _MAX_SAFE_INTEGER:
+            return str(v)
+        v = _int_to_double(v)
     if isinstance(v, float):
         return "null" if not math.isfinite(v) else js_number_to_string(v)
     if isinstance(v, str):
@@ -171,7 +208,7 @@ def _stringify_slow(v: Any) -> str:
         return (
             "{"
             + ",".join(
-                json.dumps(str(k), ensure_ascii=False) + ":" + _stringify_slow(x) for k, x in v.items()
+                json.dumps(k, ensure_ascii=False) + ":" + _stringify_slow(x) for k, x in _js_key_order(v)
             )
             + "}"
         )
@@ -181,13 +218,17 @@ def _stringify_slow(v: Any) -> str:
 
 
 def js_stringify(value: Any) -> str:
-    """``JSON.stringify(value)`` (compact, insertion key order, JS number printing).
+    """``JSON.stringify(value)`` (compact, JS key order, JS number printing).
+
+    Key order is JavaScript's own-property order: array-index keys (``"0"``, ``"12"``) first in
+    ascending numeric order, then the other keys as inserted. Integers beyond 2**53 are doubles in
+    JavaScript, so they print as such (``10**22`` -> ``1e+22``).
 
     Lone surrogates are escaped as ``\\udXXX`` (well-formed JSON.stringify, ES2019); everything
     else non-ASCII is written raw, as JavaScript does. Fast path: the C encoder when no float
     is involved (ints, strings, bools and null print identically in both languages).
     """
-    if _has_float(value):
+    if _needs_slow_path(value):
         out = _stringify_slow(value)
     else:
         out = json.dumps(value, ensure_ascii=False, separators=(",", ":"))

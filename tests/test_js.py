@@ -44,3 +44,23 @@ def test_utf16_and_buffer_semantics() -> None:
 def test_stringify() -> None:
     assert js_stringify({"path": "é", "n": 1.0, "l": [True, None]}) == '{"path":"é","n":1,"l":[true,null]}'
     assert js_stringify("x\ud83dy") == '"x\\ud83dy"'
+
+
+def test_stringify_integers_past_2_53_are_doubles() -> None:
+    # expected strings from Node 22: JSON.stringify(JSON.parse("[...]")) of the same literals
+    got = js_stringify(
+        [2**53 - 1, 2**53 + 1, 12345678901234567891, 9999999999999999999, 10**21, -(10**400), 10**400]
+    )
+    assert (
+        got == "[9007199254740991,9007199254740992,12345678901234567000,10000000000000000000,1e+21,null,null]"
+    )
+    assert js_stringify({"a": 10**22}) == '{"a":1e+22}'
+    assert js_number_to_string(9999999999999999999) == "10000000000000000000"
+    assert js_number_to_string(-12345678901234567891) == "-12345678901234567000"
+
+
+def test_stringify_orders_array_index_keys_first() -> None:
+    # JS own-property order: "0".."4294967294" ascending, then the rest in insertion order (Node 22)
+    value = {"b": 1, "1": 2, "01": 3, "4294967295": 4, "4294967294": 5, "-1": 6, "0": 7, "1.5": 8}
+    assert js_stringify(value) == '{"0":7,"1":2,"4294967294":5,"b":1,"01":3,"4294967295":4,"-1":6,"1.5":8}'
+    assert js_stringify({"z": {"10": 1, "9": 2, "a": [1.0, -0.0]}}) == '{"z":{"9":2,"10":1,"a":[1,0]}}'

@@ -11,6 +11,8 @@ be done, and retrying the same call will not help without a change.
     │   ├── InvalidSessionFileError       not a pi session (Pi's text: "Session file is not a valid pi session: {path}")
     │   ├── SessionFileCorruptError       lines that could not be parsed (reported, never silently dropped)
     │   ├── EntryNotFoundError            "Entry {id} not found"
+    │   ├── InvalidEntryError             an entry that is not an object, or a message entry without a message
+    │   ├── EntryCycleError               a parentId chain that loops (Pi's walk never ends: RangeError)
     │   ├── InvalidSessionIdError         a custom session id that breaks Pi's rule
     │   └── SessionLockedError            another process is appending to the same file
     ├── TokenizerError                    a bundled tiktoken encoding is missing or fails its sha256 check
@@ -35,8 +37,10 @@ __all__ = [
     "AgentError",
     "CompactionCancelledError",
     "CompactionError",
+    "EntryCycleError",
     "EntryNotFoundError",
     "FrontmatterError",
+    "InvalidEntryError",
     "InvalidMessageError",
     "InvalidSessionFileError",
     "InvalidSessionIdError",
@@ -81,6 +85,18 @@ class EntryNotFoundError(SessionError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
+
+
+class InvalidEntryError(SessionError, ValueError):
+    """A session entry Pi cannot read: not an object, or a ``message`` entry whose message is missing."""
+
+
+class EntryCycleError(SessionError, ValueError):
+    """An entry's ``parentId`` chain loops back on itself (a self-parenting entry or a cycle).
+
+    Pi's root walk (``buildSessionPath``) never terminates on such a tree and dies with
+    ``RangeError: Invalid array length``; pi_nb stops and names the entry instead.
+    """
 
 
 class InvalidSessionIdError(SessionError, ValueError):

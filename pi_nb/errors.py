@@ -26,6 +26,8 @@ be done, and retrying the same call will not help without a change.
     │   ├── SummarizationError            "{label} failed: ..." / "{label} attempted to call a tool"
     │   └── CompactionCancelledError      "Compaction cancelled"
     ├── ToolError                         a tool could not run (its text becomes the error tool result)
+    │   ├── ToolValidationError           'Validation failed for tool "{name}": ...' (schema check of the arguments)
+    │   └── UnknownToolError              "Unknown tool name: {name}"
     ├── ProviderError                     a model provider failed outside a normal stop reason
     │   └── MissingDependencyError        an optional extra (openai, anthropic, dask) is not installed
     └── AgentError                        misuse of the agent loop or AgentSession
@@ -56,7 +58,9 @@ __all__ = [
     "SummarizationError",
     "TokenizerError",
     "ToolError",
+    "ToolValidationError",
     "TrustStoreError",
+    "UnknownToolError",
 ]
 
 
@@ -153,6 +157,17 @@ class CompactionCancelledError(CompactionError):
 
 class ToolError(PiNbError):
     """A tool could not run; the message becomes the text of an error tool result."""
+
+
+class ToolValidationError(ToolError, ValueError):
+    """The tool-call arguments failed the tool's JSON schema; the message is pi-ai's exact text."""
+
+
+class UnknownToolError(ToolError, KeyError):
+    """``Unknown tool name: {name}``: no built-in tool has that name."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
 
 
 class ProviderError(PiNbError):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pi_nb.providers.base import *  # noqa: F403
 from pi_nb.providers.base import __all__ as _base_all
+from pi_nb.providers.offline import *  # noqa: F403
+from pi_nb.providers.offline import __all__ as _offline_all
 from pi_nb.providers.scripted import *  # noqa: F403
 from pi_nb.providers.scripted import __all__ as _scripted_all
 
-__all__ = sorted([*_base_all, *_scripted_all])
+__all__ = sorted([*_base_all, *_offline_all, *_scripted_all])

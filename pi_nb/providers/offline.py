@@ -1,0 +1,599 @@
+"""``OfflineModel``: the default model of pi_nb. Deterministic, rule-based, no key, no network.
+
+It is *not* a language model and says so in every answer's metadata (``api="offline"``,
+``provider="pi_nb"``, ``responseModel`` naming the rules). It exists so that classrooms, Binder
+and CI can run real agent turns: real tool calls with Pi's truncation, real token usage, real
+compaction and branch summaries.
+
+How it answers a request (the last user message of the context):
+
+1. It plans actions from the text, in the order they appear:
+
+   ======================================================  ==========================================
+   text                                                    tool call
+   ======================================================  ==========================================
+   ``read notes.txt`` / ``open src/a.py lines 10-20``      ``read {path, offset?, limit?}``
+   a command in backticks: ```seq 5000```                  ``bash {command}``
+   ``search for "TODO" in src`` / ``grep "x"``             ``grep {pattern, path?}`` (bash ``grep -rn`` without grep)
+   ``list src`` / ``ls src``                               ``ls {path}`` (bash ``ls -la`` without ls)
+   ``write "text" to out.txt``                             ``write {path, content}``
+   ``replace "old" with "new" in a.py``                    ``edit {path, edits: [{oldText, newText}]}``
+   ======================================================  ==========================================
+
+2. It issues one tool call per response, in order (the n-th call after the user message is the
+   n-th planned action), and when every action has a result it answers from the results: what it
+   read (line counts, the first lines, the truncation notice), the command's output tail and exit
+   status, the matches, or the error text.
+3. A request whose first user message starts with ``<conversation>`` is a summarisation request
+   (compaction, turn prefix, branch summary: Pi's prompt structure). It writes the sections the
+   instructions ask for (every ``## ``/``### `` heading, in order: Goal, Constraints & Preferences,
+   Progress/Done/In Progress/Blocked, Key Decisions, Next Steps, Critical Context, Original Request,
+   ...) from the serialized conversation, merging a ``<previous-summary>`` when present.
+
+Usage is counted with tiktoken (``o200k_base``) over the exact request (system prompt, every
+message's text, tool-call arguments as JSON, tool schemas, plus 4 tokens per message for the chat
+framing) and over the answer. A request larger than ``context_window`` is answered with an error
+whose text matches Pi's overflow patterns (``prompt is too long: N tokens > W maximum``), and an
+answer longer than ``max_tokens`` stops with ``length``: budgets, overflow recovery and compaction
+behave as with a real model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shlex
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pi_nb._js import js_stringify
+from pi_nb.providers.base import (
+    AssistantMessageEvent,
+    Context,
+    Model,
+    StreamOptions,
+    make_assistant_message,
+    make_usage,
+)
+
+__all__ = ["OFFLINE_RESPONSE_MODEL", "OfflineModel", "PlannedAction", "plan_actions"]
+
+OFFLINE_RESPONSE_MODEL = "pi_nb offline rule-based model (deterministic; not an LLM)"
+
+_PATH = r"[\w.~@/+-]*[\w~@+-]\.[\w]+|[\w.~@+-]*/[\w./+-]*[\w+-]"
+_READ = re.compile(
+    rf"\b(?:read|open|show|view|cat|inspect)\s+(?:the\s+)?(?:file\s+)?`?(?P<path>{_PATH})`?"
+    r"(?:\s*(?:,\s*)?lines?\s+(?P<start>\d+)\s*(?:-|to|\.\.)\s*(?P<end>\d+))?",
+    re.IGNORECASE,
+)
+_SEARCH = re.compile(
+    r"\b(?:search(?:\s+for)?|grep(?:\s+for)?|look\s+for|find)\s+[\"'](?P<pattern>[^\"']+)[\"']"
+    rf"(?:\s+in\s+`?(?P<path>{_PATH}|\.|[\w-]+)`?)?",
+    re.IGNORECASE,
+)
+_LIST = re.compile(
+    r"\b(?:list|ls)\s+(?:the\s+)?(?:files\s+in\s+)?`?(?P<path>[\w./~+-]*[\w/~+-]|\.)`?", re.IGNORECASE
+)
+_WRITE = re.compile(
+    rf"\bwrite\s+\"(?P<content>(?:[^\"\\]|\\.)*)\"\s+(?:to|into)\s+`?(?P<path>{_PATH})`?",
+    re.IGNORECASE | re.DOTALL,
+)
+_EDIT = re.compile(
+    r"\breplace\s+\"(?P<old>(?:[^\"\\]|\\.)*)\"\s+with\s+\"(?P<new>(?:[^\"\\]|\\.)*)\"\s+in\s+"
+    rf"`?(?P<path>{_PATH})`?",
+    re.IGNORECASE | re.DOTALL,
+)
+_BACKTICK = re.compile(r"`([^`\n]+)`")
+_SUMMARY_HEADING = re.compile(r"^(#{2,3}) (.+?)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class PlannedAction:
+    """One tool call the offline model will make, with where in the request it came from."""
+
+    position: int
+    tool: str
+    arguments: dict[str, Any]
+
+
+def _unescape(s: str) -> str:
+    return s.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
+
+
+def plan_actions(text: str, tools: Iterable[str]) -> list[PlannedAction]:
+    """The actions a request asks for, in order, mapped onto the tools that are available."""
+    available = set(tools)
+    actions: list[PlannedAction] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(span: tuple[int, int]) -> bool:
+        return all(span[1] <= a or span[0] >= b for a, b in taken)
+
+    def add(span: tuple[int, int], tool: str, args: dict[str, Any]) -> None:
+        taken.append(span)
+        actions.append(PlannedAction(span[0], tool, args))
+
+    for m in _EDIT.finditer(text):
+        if free(m.span()):
+            add(
+                m.span(),
+                "edit",
+                {
+                    "path": m["path"],
+                    "edits": [{"oldText": _unescape(m["old"]), "newText": _unescape(m["new"])}],
+                },
+            )
+    for m in _WRITE.finditer(text):
+        if free(m.span()):
+            add(m.span(), "write", {"path": m["path"], "content": _unescape(m["content"])})
+    for m in _READ.finditer(text):
+        if not free(m.span()):
+            continue
+        args: dict[str, Any] = {"path": m["path"]}
+        if m["start"]:
+            start, end = int(m["start"]), int(m["end"])
+            args["offset"] = start
+            args["limit"] = max(1, end - start + 1)
+        add(m.span(), "read", args)
+    for m in _SEARCH.finditer(text):
+        if free(m.span()):
+            grep_args: dict[str, Any] = {"pattern": m["pattern"]}
+            if m["path"]:
+                grep_args["path"] = m["path"]
+            add(m.span(), "grep", grep_args)
+    for m in _BACKTICK.finditer(text):
+        if free(m.span()):
+            add(m.span(), "bash", {"command": m.group(1).strip()})
+    for m in _LIST.finditer(text):
+        if free(m.span()) and m["path"].lower() not in ("the", "files", "all"):
+            add(m.span(), "ls", {"path": m["path"]})
+
+    mapped: list[PlannedAction] = []
+    for action in sorted(actions, key=lambda a: a.position):
+        if action.tool in available:
+            mapped.append(action)
+            continue
+        if "bash" in available and action.tool in ("grep", "ls", "read"):
+            if action.tool == "grep":
+                cmd = f"grep -rn -- {shlex.quote(action.arguments['pattern'])} {shlex.quote(action.arguments.get('path', '.'))}"
+            elif action.tool == "ls":
+                cmd = f"ls -la {shlex.quote(action.arguments['path'])}"
+            else:
+                cmd = f"cat {shlex.quote(action.arguments['path'])}"
+            mapped.append(PlannedAction(action.position, "bash", {"command": cmd}))
+            continue
+        mapped.append(PlannedAction(action.position, "unavailable:" + action.tool, action.arguments))
+    return mapped
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if block.get("type") == "text":
+            parts.append(block.get("text", ""))
+    return "".join(parts)
+
+
+def _request_text(context: Context) -> str:
+    """Everything the model reads, in order: how usage is counted (see module docstring)."""
+    parts: list[str] = []
+    if context.system_prompt:
+        parts.append(context.system_prompt)
+    for msg in context.messages:
+        content = msg.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+            continue
+        for block in content or []:
+            kind = block.get("type")
+            if kind == "text":
+                parts.append(block.get("text", ""))
+            elif kind == "thinking":
+                parts.append(block.get("thinking", ""))
+            elif kind == "toolCall":
+                parts.append(block.get("name", "") + js_stringify(block.get("arguments", {})))
+    for tool in context.tools or []:
+        parts.append(js_stringify(tool))
+    return "\n".join(parts)
+
+
+def _first_lines(text: str, n: int) -> list[str]:
+    lines = text.split("\n")
+    return lines[:n]
+
+
+def _shorten(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class OfflineModel(Model):
+    """The embedded default model (see the module docstring for its rules)."""
+
+    api = "offline"
+
+    def __init__(
+        self,
+        *,
+        id: str = "offline",
+        context_window: int = 128_000,
+        max_tokens: int = 16_384,
+        encoding: str = "o200k_base",
+        chunk_delay: float = 0.0,
+    ) -> None:
+        super().__init__(
+            id=id,
+            provider="pi_nb",
+            context_window=context_window,
+            max_tokens=max_tokens,
+            reasoning=False,
+            input=("text", "image"),
+            name="pi_nb offline model",
+        )
+        self.encoding = encoding
+        self.chunk_delay = chunk_delay
+
+    # -- token accounting --------------------------------------------------------------------
+    def count_request_tokens(self, context: Context) -> int:
+        from pi_nb.tokens import count_tokens
+
+        return count_tokens(_request_text(context), encoding=self.encoding) + 4 * len(context.messages)
+
+    def _count(self, text: str) -> int:
+        from pi_nb.tokens import count_tokens
+
+        return count_tokens(text, encoding=self.encoding)
+
+    # -- decision ----------------------------------------------------------------------------
+    def respond(self, context: Context, options: StreamOptions | None = None) -> dict[str, Any]:
+        """The final assistant message for this request (pure: no I/O, no randomness)."""
+        input_tokens = self.count_request_tokens(context)
+        if input_tokens > self.context_window:
+            return self._message(
+                [],
+                stop_reason="error",
+                usage=make_usage(0, 0),
+                error_message=f"prompt is too long: {input_tokens} tokens > {self.context_window} maximum",
+            )
+        messages = list(context.messages)
+        if messages and _text_of(messages[0]).startswith("<conversation>"):
+            content: list[dict[str, Any]] = [
+                {"type": "text", "text": self._summarize(_text_of(messages[-1]))}
+            ]
+            stop = "stop"
+        else:
+            content, stop = self._turn(context)
+        limit = options.max_tokens if options and options.max_tokens else self.max_tokens
+        output = self._count(_request_text(Context(None, [{"role": "assistant", "content": content}])))
+        if output > limit and content and content[0].get("type") == "text":
+            from pi_nb.tokens import get_encoding
+
+            enc = get_encoding(self.encoding)
+            content = [{"type": "text", "text": enc.decode(enc.encode(content[0]["text"])[:limit])}]
+            output, stop = limit, "length"
+        return self._message(content, stop_reason=stop, usage=make_usage(input_tokens, output))
+
+    def _message(
+        self,
+        content: list[dict[str, Any]],
+        *,
+        stop_reason: str,
+        usage: dict[str, Any],
+        error_message: str | None = None,
+    ) -> dict[str, Any]:
+        msg = make_assistant_message(
+            content,
+            api=self.api,
+            provider=self.provider,
+            model=self.id,
+            usage=usage,
+            stop_reason=stop_reason,
+            error_message=error_message,
+        )
+        msg["responseModel"] = OFFLINE_RESPONSE_MODEL
+        return msg
+
+    def _turn(self, context: Context) -> tuple[list[dict[str, Any]], str]:
+        messages = list(context.messages)
+        last_user = max(
+            (i for i, m in enumerate(messages) if m.get("role") == "user" and not _is_summary(m)), default=-1
+        )
+        if last_user < 0:
+            return [{"type": "text", "text": "There is no request from you in this context yet."}], "stop"
+        request = _text_of(messages[last_user])
+        tools = [t["name"] for t in context.tools or []]
+        plan = plan_actions(request, tools)
+        after = messages[last_user + 1 :]
+        issued = sum(
+            1
+            for m in after
+            if m.get("role") == "assistant"
+            for b in m.get("content") or []
+            if b.get("type") == "toolCall"
+        )
+        runnable = [a for a in plan if not a.tool.startswith("unavailable:")]
+        if issued < len(runnable):
+            action = runnable[issued]
+            call_id = f"call_{len(messages)}_{issued}"
+            lead = f"Step {issued + 1} of {len(runnable)}: {action.tool}."
+            return (
+                [
+                    {"type": "text", "text": lead},
+                    {"type": "toolCall", "id": call_id, "name": action.tool, "arguments": action.arguments},
+                ],
+                "toolUse",
+            )
+        results = [m for m in after if m.get("role") == "toolResult"]
+        return [{"type": "text", "text": self._answer(request, plan, results, context)}], "stop"
+
+    def _answer(
+        self, request: str, plan: Sequence[PlannedAction], results: Sequence[dict[str, Any]], context: Context
+    ) -> str:
+        if not plan:
+            tokens = self._count(request)
+            return (
+                "I am pi_nb's offline model: I follow simple rules instead of understanding language. "
+                f"Your message has {tokens} tokens; the context I was sent holds {len(context.messages)} messages. "
+                'Ask me to `run a command` in backticks, to read a file ("read notes.txt"), to search for '
+                '"a pattern", to list a directory, to write "text" to a file, or to replace "old" with "new" in a file.'
+            )
+        lines = ["Here is what I found."]
+        result_iter = iter(results)
+        for action in plan:
+            if action.tool.startswith("unavailable:"):
+                lines.append(
+                    f"\n- I would use `{action.tool.split(':', 1)[1]}` here, but that tool is not available in this session."
+                )
+                continue
+            result = next(result_iter, None)
+            if result is None:
+                lines.append(f"\n- `{action.tool}` did not return a result.")
+                continue
+            lines.append("\n" + self._describe(action, result))
+        return "\n".join(lines)
+
+    def _describe(self, action: PlannedAction, result: dict[str, Any]) -> str:
+        text = _text_of(result)
+        args = action.arguments
+        if result.get("isError"):
+            return f"- `{action.tool}` failed: {_shorten(text, 300)}"
+        body, _, notice = text.rpartition("\n\n[")
+        notice = "[" + notice if body else ""
+        body = body if body else text
+        if action.tool == "read":
+            shown = body.split("\n")
+            out = f"- `{args['path']}`: {len(shown)} lines shown"
+            if notice:
+                out += f" ({notice.strip()})"
+            preview = "\n".join(_first_lines(body, 3))
+            return out + ". It starts with:\n```\n" + preview + "\n```"
+        if action.tool == "bash":
+            lines = body.rstrip("\n").split("\n")
+            out = f"- `{args['command']}` printed {len(lines)} lines"
+            if notice:
+                out += f" ({notice.strip()})"
+            tail = "\n".join(lines[-3:])
+            return out + ". The last lines:\n```\n" + tail + "\n```"
+        if action.tool == "grep":
+            if text.startswith("No matches found"):
+                return f"- No matches for `{args['pattern']}`."
+            matches = [ln for ln in body.split("\n") if ln]
+            return (
+                f"- `{args['pattern']}`: {len(matches)} matching lines, first: `{_shorten(matches[0], 120)}`"
+                + (f" ({notice.strip()})" if notice else "")
+            )
+        if action.tool == "ls":
+            entries = [ln for ln in body.split("\n") if ln]
+            return (
+                f"- `{args.get('path', '.')}` holds {len(entries)} entries: "
+                + ", ".join(entries[:8])
+                + (" …" if len(entries) > 8 else "")
+            )
+        return f"- `{action.tool}`: {_shorten(text, 200)}"
+
+    # -- summaries ----------------------------------------------------------------------------
+    def _summarize(self, prompt: str) -> str:
+        conversation = _between(prompt, "<conversation>\n", "\n</conversation>")
+        previous = _between(prompt, "<previous-summary>\n", "\n</previous-summary>")
+        instructions = (
+            prompt.rsplit("</previous-summary>", 1)[-1]
+            if previous
+            else prompt.rsplit("</conversation>", 1)[-1]
+        )
+        headings = [(len(m.group(1)), m.group(2)) for m in _SUMMARY_HEADING.finditer(instructions)]
+        facts = _facts(conversation)
+        prev_sections = _sections(previous) if previous else {}
+        if not headings:
+            return _paragraph_summary(facts)
+        out: list[str] = []
+        for i, (level, heading) in enumerate(headings):
+            out.append(("#" * level) + " " + heading)
+            if i + 1 < len(headings) and headings[i + 1][0] > level:
+                continue  # a parent heading (## Progress): its content lives in its ### children
+            items = _section_items(heading, facts)
+            carried = [item for item in prev_sections.get(heading.lower(), []) if item not in items]
+            out.extend([*carried, *items] or ["- (none)"])
+            out.append("")
+        return "\n".join(out).rstrip("\n")
+
+    # -- Model ----------------------------------------------------------------------------------
+    async def stream(
+        self, context: Context, options: StreamOptions | None = None
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        final = self.respond(context, options)
+        signal = options.signal if options else None
+        partial = self._message([], stop_reason="stop", usage=make_usage())
+        partial["timestamp"] = final["timestamp"]
+        yield {"type": "start", "partial": dict(partial, content=[])}
+        if final["stopReason"] == "error":
+            yield {"type": "error", "reason": "error", "error": final}
+            return
+        for index, block in enumerate(final["content"]):
+            if signal is not None and signal.aborted:
+                yield {
+                    "type": "error",
+                    "reason": "aborted",
+                    "error": {**partial, "stopReason": "aborted", "errorMessage": "Request was aborted"},
+                }
+                return
+            if block["type"] == "text":
+                partial["content"] = [*partial["content"], {"type": "text", "text": ""}]
+                yield {"type": "text_start", "contentIndex": index, "partial": _copy(partial)}
+                for piece in _chunks(block["text"]):
+                    if self.chunk_delay:
+                        await asyncio.sleep(self.chunk_delay)
+                    if signal is not None and signal.aborted:
+                        yield {
+                            "type": "error",
+                            "reason": "aborted",
+                            "error": {
+                                **_copy(partial),
+                                "stopReason": "aborted",
+                                "errorMessage": "Request was aborted",
+                            },
+                        }
+                        return
+                    partial["content"][-1] = {"type": "text", "text": partial["content"][-1]["text"] + piece}
+                    yield {
+                        "type": "text_delta",
+                        "contentIndex": index,
+                        "delta": piece,
+                        "partial": _copy(partial),
+                    }
+                yield {
+                    "type": "text_end",
+                    "contentIndex": index,
+                    "content": block["text"],
+                    "partial": _copy(partial),
+                }
+            elif block["type"] == "toolCall":
+                partial["content"] = [*partial["content"], dict(block)]
+                yield {"type": "toolcall_start", "contentIndex": index, "partial": _copy(partial)}
+                yield {
+                    "type": "toolcall_end",
+                    "contentIndex": index,
+                    "toolCall": dict(block),
+                    "partial": _copy(partial),
+                }
+        yield {"type": "done", "reason": final["stopReason"], "message": final}
+
+
+def _copy(partial: dict[str, Any]) -> dict[str, Any]:
+    return {**partial, "content": [dict(b) for b in partial["content"]]}
+
+
+def _chunks(text: str, size: int = 24) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _is_summary(message: dict[str, Any]) -> bool:
+    text = _text_of(message)
+    return text.startswith("The conversation history before this point was compacted") or text.startswith(
+        "The following is a summary of a branch"
+    )
+
+
+def _between(text: str, start: str, end: str) -> str:
+    i = text.find(start)
+    if i < 0:
+        return ""
+    j = text.find(end, i + len(start))
+    return text[i + len(start) : j if j >= 0 else len(text)]
+
+
+@dataclass
+class _Facts:
+    requests: list[str]
+    answers: list[str]
+    calls: list[str]
+    results: list[str]
+    files: list[str]
+    constraints: list[str]
+
+
+_CALL = re.compile(r"(\w+)\((.*?)\)(?:; |$)")
+_PATH_ARG = re.compile(r'path="([^"]+)"')
+
+
+def _facts(conversation: str) -> _Facts:
+    facts = _Facts([], [], [], [], [], [])
+    for block in re.split(
+        r"\n\n(?=\[(?:User|Assistant|Assistant thinking|Assistant tool calls|Tool result)\]: )", conversation
+    ):
+        tag, _, body = block.partition("]: ")
+        tag = tag.lstrip("[")
+        if tag == "User":
+            facts.requests.append(_shorten(body, 200))
+            for sentence in re.split(r"(?<=[.!?])\s+", body):
+                if re.search(r"\b(must|never|always|don't|do not|prefer|only)\b", sentence, re.IGNORECASE):
+                    facts.constraints.append(_shorten(sentence, 160))
+        elif tag == "Assistant":
+            facts.answers.append(_shorten(body, 200))
+        elif tag == "Assistant tool calls":
+            for m in _CALL.finditer(body):
+                facts.calls.append(_shorten(f"{m.group(1)}({m.group(2)})", 160))
+                for p in _PATH_ARG.findall(m.group(2)):
+                    if p not in facts.files:
+                        facts.files.append(p)
+        elif tag == "Tool result":
+            facts.results.append(_shorten(body.split("\n", 1)[0], 120))
+    return facts
+
+
+def _section_items(heading: str, f: _Facts) -> list[str]:
+    h = heading.lower()
+    if h in ("goal", "original request"):
+        return [f"- {r}" for r in f.requests[:1]] + [f"- Later: {r}" for r in f.requests[1:3]]
+    if h.startswith("constraints"):
+        return [f"- {c}" for c in f.constraints]
+    if h == "done" or h == "early progress":
+        done = [
+            f"- [x] {c}" + (f" → {r}" if r else "")
+            for c, r in zip(f.calls, [*f.results, *[""] * len(f.calls)], strict=False)
+        ]
+        return done or [f"- [x] Answered: {a}" for a in f.answers[-1:]]
+    if h == "in progress":
+        return [f"- [ ] {f.requests[-1]}"] if f.requests and not f.answers else []
+    if h == "blocked":
+        return [
+            f"- {r}"
+            for r in f.results
+            if "error" in r.lower() or "failed" in r.lower() or "not found" in r.lower()
+        ]
+    if h == "key decisions":
+        return [f"- **{_shorten(a, 60)}**" for a in f.answers[-3:]]
+    if h == "next steps":
+        return [f"1. Continue from: {f.requests[-1]}"] if f.requests else []
+    if h in ("critical context", "context for suffix"):
+        return [f"- File: {p}" for p in f.files] + [f"- Last result: {r}" for r in f.results[-1:]]
+    if h == "progress":
+        return []
+    return [f"- {a}" for a in f.answers[-2:]]
+
+
+def _sections(summary: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in summary.split("\n"):
+        m = re.match(r"^#{2,3} (.+?)\s*$", line)
+        if m:
+            current = m.group(1).lower()
+            out.setdefault(current, [])
+        elif current is not None and line.strip() and line.strip() != "- (none)":
+            out[current].append(line)
+    return out
+
+
+def _paragraph_summary(f: _Facts) -> str:
+    parts = []
+    if f.requests:
+        parts.append(f"The user asked: {f.requests[0]}")
+    if f.calls:
+        parts.append(f"Tools used: {'; '.join(f.calls[:6])}.")
+    if f.answers:
+        parts.append(f"Last answer: {f.answers[-1]}")
+    return "\n".join(parts) or "Nothing happened in this part of the conversation."

@@ -17,7 +17,11 @@ from pi_nb.errors import *  # noqa: F403
 # --- truncation (pi_nb/truncation.py) ---
 # --- tokens (pi_nb/tokens.py) ---
 # --- messages (pi_nb/messages.py) ---
+from pi_nb import messages as _messages
+from pi_nb.messages import *  # noqa: F403
 # --- session (pi_nb/session/) ---
+from pi_nb import session as _session
+from pi_nb.session import *  # noqa: F403
 # --- resources (pi_nb/resources/) ---
 # --- system prompt (pi_nb/system_prompt.py) ---
 # --- compaction (pi_nb/compaction/) ---
@@ -31,6 +35,8 @@ __version__ = "0.1.0"
 __all__ = sorted(
     [
         *errors.__all__,
+        *_messages.__all__,
+        *_session.__all__,
         *_providers.__all__,
     ]
 )

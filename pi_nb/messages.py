@@ -1,0 +1,587 @@
+"""Message and content shapes, and the conversion of agent messages to LLM messages.
+
+Mirrors Pi 0.85.0 ``pi-ai/src/types.ts`` (the LLM message shapes), ``coding-agent/src/core/messages.ts``
+(the coding agent's own roles and ``convertToLlm``) and the ``blockImages`` wrapper of
+``core/sdk.ts``.
+
+Messages are plain dicts with Pi's camelCase keys, typed as :class:`TypedDict`. The key order of
+each TypedDict below is the order in which Pi builds the object, and therefore the order in which
+``JSON.stringify`` writes it to a session file; optional keys (``NotRequired``) are left out when
+Pi's value is ``undefined``.
+
+Why the loose input types: session files are parsed without validation (old versions, forks,
+hand-edited files), so the functions here accept any ``Mapping`` and follow what Pi's JavaScript
+does with missing or oddly typed fields (a missing ``summary`` is rendered as ``"undefined"``, a
+missing ``timestamp`` stays missing). A message that is not an object at all is an error.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
+
+from pi_nb._js import UNDEFINED, js_number_to_string
+from pi_nb.errors import InvalidMessageError
+
+__all__ = [
+    "BRANCH_SUMMARY_PREFIX",
+    "BRANCH_SUMMARY_SUFFIX",
+    "COMPACTION_SUMMARY_PREFIX",
+    "COMPACTION_SUMMARY_SUFFIX",
+    "IMAGE_BLOCKED_TEXT",
+    "AgentMessage",
+    "AssistantMessage",
+    "BashExecutionMessage",
+    "BranchSummaryMessage",
+    "CompactionSummaryMessage",
+    "CustomMessage",
+    "ImageContent",
+    "Message",
+    "StopReason",
+    "TextContent",
+    "ThinkingContent",
+    "ToolCall",
+    "ToolResultMessage",
+    "Usage",
+    "UsageCost",
+    "UserMessage",
+    "bash_execution_to_text",
+    "convert_to_llm",
+    "create_branch_summary_message",
+    "create_compaction_summary_message",
+    "create_custom_message",
+]
+
+# ---------------------------------------------------------------------------------------------
+# Constants (core/messages.ts). Note the asymmetry: the compaction suffix starts with a newline,
+# the branch-summary suffix does not, so a branch summary's last line runs into "</summary>".
+# ---------------------------------------------------------------------------------------------
+
+COMPACTION_SUMMARY_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+)
+COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
+BRANCH_SUMMARY_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+BRANCH_SUMMARY_SUFFIX = "</summary>"
+
+#: The text that replaces an image block when the ``images.blockImages`` setting is on.
+IMAGE_BLOCKED_TEXT = "Image reading is disabled."
+
+# ---------------------------------------------------------------------------------------------
+# Content blocks (pi-ai types.ts)
+# ---------------------------------------------------------------------------------------------
+
+
+class TextContent(TypedDict):
+    """``{type: "text", text, textSignature?}``."""
+
+    type: Literal["text"]
+    text: str
+    textSignature: NotRequired[str]
+
+
+class ThinkingContent(TypedDict):
+    """``{type: "thinking", thinking, thinkingSignature?, redacted?}``."""
+
+    type: Literal["thinking"]
+    thinking: str
+    thinkingSignature: NotRequired[str]
+    redacted: NotRequired[bool]
+
+
+class ImageContent(TypedDict):
+    """``{type: "image", data (base64), mimeType}``."""
+
+    type: Literal["image"]
+    data: str
+    mimeType: str
+
+
+class ToolCall(TypedDict):
+    """``{type: "toolCall", id, name, arguments, thoughtSignature?, namespace?}``."""
+
+    type: Literal["toolCall"]
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    thoughtSignature: NotRequired[str]
+    namespace: NotRequired[str]
+
+
+class UsageCost(TypedDict):
+    """``usage.cost``: ``{input, output, cacheRead, cacheWrite, total}`` in dollars."""
+
+    input: float
+    output: float
+    cacheRead: float
+    cacheWrite: float
+    total: float
+
+
+class Usage(TypedDict):
+    """Token usage of one LLM call: ``{input, output, cacheRead, cacheWrite, cacheWrite1h?,
+    reasoning?, totalTokens, cost}``."""
+
+    input: int
+    output: int
+    cacheRead: int
+    cacheWrite: int
+    cacheWrite1h: NotRequired[int]
+    reasoning: NotRequired[int]
+    totalTokens: int
+    cost: UsageCost
+
+
+StopReason: TypeAlias = Literal["pending", "stop", "length", "toolUse", "error", "aborted", "deferred"]
+
+# ---------------------------------------------------------------------------------------------
+# LLM messages (pi-ai types.ts). Timestamps are Unix milliseconds; a timestamp Pi derived from an
+# unparseable ISO string is NaN (written as null by JSON.stringify), hence ``int | float``.
+# ---------------------------------------------------------------------------------------------
+
+
+class UserMessage(TypedDict):
+    """``{role: "user", content: string | (Text|Image)[], timestamp}``."""
+
+    role: Literal["user"]
+    content: str | list[TextContent | ImageContent]
+    timestamp: int | float
+
+
+class AssistantMessage(TypedDict):
+    """``{role: "assistant", content, api, provider, model, responseModel?, responseId?,
+    providerThinkingLevel?, diagnostics?, usage, stopReason, deferred?, errorMessage?,
+    rawStopReason?, endTurn?, timestamp}``."""
+
+    role: Literal["assistant"]
+    content: list[TextContent | ThinkingContent | ToolCall]
+    api: str
+    provider: str
+    model: str
+    responseModel: NotRequired[str]
+    responseId: NotRequired[str]
+    providerThinkingLevel: NotRequired[str]
+    diagnostics: NotRequired[list[dict[str, Any]]]
+    usage: Usage
+    stopReason: StopReason
+    deferred: NotRequired[dict[str, Any]]
+    errorMessage: NotRequired[str]
+    rawStopReason: NotRequired[str]
+    endTurn: NotRequired[bool]
+    timestamp: int | float
+
+
+class ToolResultMessage(TypedDict):
+    """``{role: "toolResult", toolCallId, toolName, content, details?, usage?, addedToolNames?,
+    isError, timestamp}``."""
+
+    role: Literal["toolResult"]
+    toolCallId: str
+    toolName: str
+    content: list[TextContent | ImageContent]
+    details: NotRequired[Any]
+    usage: NotRequired[Usage]
+    addedToolNames: NotRequired[list[str]]
+    isError: bool
+    timestamp: int | float
+
+
+# ---------------------------------------------------------------------------------------------
+# The coding agent's own roles (core/messages.ts)
+# ---------------------------------------------------------------------------------------------
+
+
+class BashExecutionMessage(TypedDict):
+    """A user ``!``/``!!`` shell command: ``{role: "bashExecution", command, output, exitCode,
+    cancelled, truncated, fullOutputPath?, timestamp, excludeFromContext?}``.
+
+    ``exitCode`` is ``number | undefined`` in Pi (undefined when the process was killed), so it is
+    absent from the JSON in that case. ``excludeFromContext`` marks ``!!`` commands, which stay in
+    the session but never reach the LLM.
+    """
+
+    role: Literal["bashExecution"]
+    command: str
+    output: str
+    exitCode: NotRequired[int | None]
+    cancelled: bool
+    truncated: bool
+    fullOutputPath: NotRequired[str]
+    timestamp: int | float
+    excludeFromContext: NotRequired[bool]
+
+
+class CustomMessage(TypedDict):
+    """An extension/hook message: ``{role: "custom", customType, content, display, details?,
+    timestamp}``. Sent to the LLM as a user message; ``display`` only affects the UI."""
+
+    role: Literal["custom"]
+    customType: str
+    content: str | list[TextContent | ImageContent]
+    display: bool
+    details: NotRequired[Any]
+    timestamp: int | float
+
+
+class BranchSummaryMessage(TypedDict):
+    """``{role: "branchSummary", summary, fromId, timestamp}`` (built from a branch_summary entry)."""
+
+    role: Literal["branchSummary"]
+    summary: str
+    fromId: str | None
+    timestamp: int | float
+
+
+class CompactionSummaryMessage(TypedDict):
+    """``{role: "compactionSummary", summary, tokensBefore, timestamp}`` (built from a compaction entry)."""
+
+    role: Literal["compactionSummary"]
+    summary: str
+    tokensBefore: int
+    timestamp: int | float
+
+
+Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+AgentMessage: TypeAlias = (
+    UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | BashExecutionMessage
+    | CustomMessage
+    | BranchSummaryMessage
+    | CompactionSummaryMessage
+)
+
+# ---------------------------------------------------------------------------------------------
+# JavaScript value semantics used by the renderers
+# ---------------------------------------------------------------------------------------------
+
+
+def _truthy(value: Any) -> bool:
+    """JavaScript truthiness (``UNDEFINED``, null, false, 0, NaN and "" are falsy; [] and {} are not)."""
+    if value is None or value is UNDEFINED or value is False:
+        return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value == value and value != 0  # NaN is falsy
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
+def _js_string(value: Any) -> str:
+    """``String(value)`` / template-literal interpolation of a JSON value."""
+    if value is UNDEFINED:
+        return "undefined"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return js_number_to_string(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join("" if v is None or v is UNDEFINED else _js_string(v) for v in value)
+    return "[object Object]"
+
+
+def _get(obj: Mapping[str, Any], key: str) -> Any:
+    """``obj.key`` in JavaScript: ``UNDEFINED`` when the key is absent."""
+    return obj.get(key, UNDEFINED)
+
+
+def _put(out: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``out[key]`` unless the value is ``undefined`` (JSON.stringify drops those keys)."""
+    if value is not UNDEFINED:
+        out[key] = value
+
+
+# ---------------------------------------------------------------------------------------------
+# new Date(value).getTime()
+# ---------------------------------------------------------------------------------------------
+
+_MAX_TIME_MS = 8.64e15
+_NAN = float("nan")
+
+# ECMAScript's Date Time String Format, plus the variants V8's fallback parser gives the same
+# meaning to and that appear in the wild: lower-case t/z, one or more blanks instead of "T",
+# leading whitespace, a "Z" after a date-only form, "+HHMM" offsets, 5+ digit unsigned years.
+_DATE_RE = re.compile(
+    r"""
+    \A\s*
+    (?P<year>[+-]\d{6}|\d{4,})
+    (?:-(?P<month>\d{2})(?:-(?P<day>\d{2}))?)?
+    (?:
+        (?:[Tt]|[ ]+)
+        (?P<hour>\d{2}):(?P<minute>\d{2})
+        (?::(?P<second>\d{2})(?:\.(?P<frac>\d+))?)?
+    )?
+    (?P<tz>[Zz]|[+-]\d{2}:?\d{2})?
+    \Z
+    """,
+    re.VERBOSE,
+)
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (``day`` may overflow the month, as in JS)."""
+    y = year - (1 if month <= 2 else 0)
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    mp = (month + 9) % 12
+    doy = (153 * mp + 2) // 5
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468 + (day - 1)
+
+
+def _local_offset_ms(utc_guess_ms: int) -> int:
+    """The local zone's UTC offset (ms) at about that instant (JS LocalTZA for a local time)."""
+    secs = utc_guess_ms / 1000.0
+    try:
+        local = time.localtime(secs)
+    except (OverflowError, OSError, ValueError):
+        local = time.localtime()
+    # tm_gmtoff of the guessed instant; re-evaluate once at the corrected instant (DST edges).
+    off = local.tm_gmtoff
+    try:
+        off = time.localtime(secs - off).tm_gmtoff
+    except (OverflowError, OSError, ValueError):
+        pass
+    return int(off) * 1000
+
+
+def _parse_date_string(text: str) -> int | float:
+    m = _DATE_RE.match(text)
+    if m is None:
+        return _NAN
+    year_s = m["year"]
+    if year_s == "-000000":
+        return _NAN  # ECMAScript forbids negative zero as an expanded year
+    year = int(year_s)
+    month = int(m["month"]) if m["month"] else 1
+    day = int(m["day"]) if m["day"] else 1
+    hour = int(m["hour"]) if m["hour"] else 0
+    minute = int(m["minute"]) if m["minute"] else 0
+    second = int(m["second"]) if m["second"] else 0
+    frac = m["frac"] or ""
+    millis = int((frac + "00")[:3]) if frac else 0
+    # V8 checks the day against 1..31 only: "2026-02-31" is 3 March.
+    if not (1 <= month <= 12 and 1 <= day <= 31 and minute <= 59 and second <= 59):
+        return _NAN
+    if hour > 24 or (hour == 24 and (minute or second or (frac and int(frac)))):
+        return _NAN
+    ms = ((_days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
+    tz = m["tz"]
+    if tz is None:
+        if m["hour"] is not None:  # a date-time without offset is local time; a date alone is UTC
+            ms -= _local_offset_ms(ms)
+    elif tz not in ("Z", "z"):
+        digits = tz[1:].replace(":", "")
+        oh, om = int(digits[:2]), int(digits[2:])
+        if oh > 23 or om > 59:
+            return _NAN
+        off = (oh * 60 + om) * 60_000
+        ms -= off if tz[0] == "+" else -off
+    if abs(ms) > _MAX_TIME_MS:
+        return _NAN
+    return ms
+
+
+def js_date_ms(value: Any) -> int | float:
+    """``new Date(value).getTime()``: Unix milliseconds, or NaN where JavaScript gives NaN.
+
+    Pi turns an entry's ISO ``timestamp`` into a message ``timestamp`` this way. Strings follow
+    ECMAScript's date-time format (``2026-01-01T00:00:00.000Z``, ``...:00Z``, ``2026-01-01``,
+    offsets, expanded years; a date-time without offset is local time, a date alone UTC; extra
+    fraction digits are truncated; day 31 of a short month rolls over as in V8) plus the V8
+    fallback variants listed at ``_DATE_RE``. Other forms V8's legacy parser would still accept
+    (``"Jan 1 2026"``, ``"2026/01/01"``) give NaN here. Numbers are time-clipped; ``null`` is 0;
+    ``undefined`` (missing) is NaN; arrays are joined like ``String([...])``.
+    """
+    if value is UNDEFINED:
+        return _NAN
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        return 1 if value else 0
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+            return _NAN
+        if abs(value) > _MAX_TIME_MS:
+            return _NAN
+        return int(value)  # ToIntegerOrInfinity truncates toward zero
+    if isinstance(value, (list, tuple)):
+        return _parse_date_string(_js_string(value))
+    if isinstance(value, str):
+        return _parse_date_string(value)
+    return _NAN
+
+
+# ---------------------------------------------------------------------------------------------
+# Builders and renderers (core/messages.ts)
+# ---------------------------------------------------------------------------------------------
+
+
+def bash_execution_to_text(msg: Mapping[str, Any]) -> str:
+    """Render a ``bashExecution`` message as the text of the user message the LLM sees.
+
+    ``Ran `cmd```, then the output in a fenced block (or ``(no output)``), then either
+    ``(command cancelled)`` or ``Command exited with code N`` (only for a non-zero, non-null code),
+    then the truncation notice when ``truncated`` and a ``fullOutputPath`` are both set.
+    """
+    if not isinstance(msg, Mapping):
+        raise InvalidMessageError(f"bashExecution message must be an object, got {type(msg).__name__}")
+    text = f"Ran `{_js_string(_get(msg, 'command'))}`\n"
+    output = _get(msg, "output")
+    if _truthy(output):
+        text += f"```\n{_js_string(output)}\n```"
+    else:
+        text += "(no output)"
+    exit_code = _get(msg, "exitCode")
+    if _truthy(_get(msg, "cancelled")):
+        text += "\n\n(command cancelled)"
+    elif exit_code is not None and exit_code is not UNDEFINED and not _is_js_zero(exit_code):
+        text += f"\n\nCommand exited with code {_js_string(exit_code)}"
+    full_output_path = _get(msg, "fullOutputPath")
+    if _truthy(_get(msg, "truncated")) and _truthy(full_output_path):
+        text += f"\n\n[Output truncated. Full output: {_js_string(full_output_path)}]"
+    return text
+
+
+def _is_js_zero(value: Any) -> bool:
+    """``value === 0`` (true for 0 and -0, false for "0", false, null)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
+
+
+def create_branch_summary_message(summary: Any, from_id: Any, timestamp: Any) -> BranchSummaryMessage:
+    """``createBranchSummaryMessage(summary, fromId, timestamp)``: the ISO ``timestamp`` becomes ms.
+
+    Pass ``UNDEFINED`` for a value that is missing; its key is then left out, as in Pi's JSON.
+    """
+    out: dict[str, Any] = {"role": "branchSummary"}
+    _put(out, "summary", summary)
+    _put(out, "fromId", from_id)
+    out["timestamp"] = js_date_ms(timestamp)
+    return cast(BranchSummaryMessage, out)
+
+
+def create_compaction_summary_message(
+    summary: Any, tokens_before: Any, timestamp: Any
+) -> CompactionSummaryMessage:
+    """``createCompactionSummaryMessage(summary, tokensBefore, timestamp)``: ISO ``timestamp`` -> ms."""
+    out: dict[str, Any] = {"role": "compactionSummary"}
+    _put(out, "summary", summary)
+    _put(out, "tokensBefore", tokens_before)
+    out["timestamp"] = js_date_ms(timestamp)
+    return cast(CompactionSummaryMessage, out)
+
+
+def create_custom_message(
+    custom_type: Any, content: Any, display: Any, details: Any, timestamp: Any
+) -> CustomMessage:
+    """``createCustomMessage(customType, content, display, details, timestamp)``: ISO ``timestamp`` -> ms.
+
+    ``details`` is usually ``UNDEFINED`` (then absent from the message, as in Pi's JSON).
+    """
+    out: dict[str, Any] = {"role": "custom"}
+    _put(out, "customType", custom_type)
+    _put(out, "content", content)
+    _put(out, "display", display)
+    _put(out, "details", details)
+    out["timestamp"] = js_date_ms(timestamp)
+    return cast(CustomMessage, out)
+
+
+def _user_text(text: str, src: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text}]}
+    _put(out, "timestamp", _get(src, "timestamp"))
+    return out
+
+
+def _convert_one(m: Any) -> dict[str, Any] | None:
+    if m is None or m is UNDEFINED:
+        raise InvalidMessageError("message is null (Pi fails reading its role)")
+    if not isinstance(m, Mapping):
+        return None  # m.role is undefined: dropped by the switch's default branch
+    role = _get(m, "role")
+    if role == "bashExecution":
+        if _truthy(_get(m, "excludeFromContext")):
+            return None
+        return _user_text(bash_execution_to_text(m), m)
+    if role == "custom":
+        content = _get(m, "content")
+        out: dict[str, Any] = {"role": "user"}
+        _put(out, "content", [{"type": "text", "text": content}] if isinstance(content, str) else content)
+        _put(out, "timestamp", _get(m, "timestamp"))
+        return out
+    if role == "branchSummary":
+        return _user_text(BRANCH_SUMMARY_PREFIX + _js_string(_get(m, "summary")) + BRANCH_SUMMARY_SUFFIX, m)
+    if role == "compactionSummary":
+        return _user_text(
+            COMPACTION_SUMMARY_PREFIX + _js_string(_get(m, "summary")) + COMPACTION_SUMMARY_SUFFIX, m
+        )
+    if role in ("user", "assistant", "toolResult"):
+        return dict(m)  # Pi passes the object itself; a new top-level dict shares the same nested values
+    return None
+
+
+def _block_images(msg: dict[str, Any]) -> dict[str, Any]:
+    """sdk.ts ``convertToLlmWithBlockImages`` for one converted message."""
+    if msg.get("role") not in ("user", "toolResult"):
+        return msg
+    content = msg.get("content")
+    if not isinstance(content, list):
+        return msg
+    for c in content:
+        if c is None:
+            raise InvalidMessageError("content block is null (Pi fails reading its type)")
+    if not any(isinstance(c, Mapping) and c.get("type") == "image" for c in content):
+        return msg
+    mapped = [
+        {"type": "text", "text": IMAGE_BLOCKED_TEXT}
+        if isinstance(c, Mapping) and c.get("type") == "image"
+        else c
+        for c in content
+    ]
+
+    def is_placeholder(c: Any) -> bool:
+        return isinstance(c, Mapping) and c.get("type") == "text" and c.get("text") == IMAGE_BLOCKED_TEXT
+
+    # Pi's filter compares each block with its predecessor in the *mapped* array, so a run of any
+    # length collapses to one placeholder, and a text block that already says the same is merged too.
+    filtered = [
+        c for i, c in enumerate(mapped) if not (is_placeholder(c) and i > 0 and is_placeholder(mapped[i - 1]))
+    ]
+    return {**msg, "content": filtered}
+
+
+def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> list[Message]:
+    """``convertToLlm(messages)``: turn agent messages into the messages a provider understands.
+
+    * ``bashExecution`` -> a user text message (:func:`bash_execution_to_text`); dropped entirely
+      when ``excludeFromContext`` (the ``!!`` commands).
+    * ``custom`` -> a user message with the same content (a string becomes one text block).
+    * ``branchSummary`` / ``compactionSummary`` -> a user text message wrapped in the
+      ``BRANCH_SUMMARY_*`` / ``COMPACTION_SUMMARY_*`` prefix and suffix.
+    * ``user`` / ``assistant`` / ``toolResult`` pass through (as new top-level dicts); the message
+      ``timestamp`` is kept everywhere; any other role is dropped.
+
+    ``block_images=True`` applies the ``images.blockImages`` setting the way the coding agent's
+    wrapper does: in user and toolResult messages with array content, every image block becomes the
+    text ``Image reading is disabled.`` and consecutive such texts collapse into one. (The block is
+    applied after conversion, so custom messages with images are covered too.)
+
+    Raises :class:`~pi_nb.errors.InvalidMessageError` for a ``null`` message.
+    """
+    out: list[Message] = []
+    for m in messages:
+        converted = _convert_one(m)
+        if converted is None:
+            continue
+        if block_images:
+            converted = _block_images(converted)
+        out.append(cast(Message, converted))
+    return out

@@ -1,0 +1,316 @@
+"""Projection of a session tree to the LLM context (Pi 0.85.0 ``core/session-manager.ts``).
+
+Pure functions over lists of entry dicts: ``build_session_context`` (messages + thinking level +
+model for a leaf), ``build_context_entries`` (the compaction-aware entry list behind it),
+``session_entry_to_context_messages`` (one entry -> messages), ``get_latest_compaction_entry`` and
+``get_branch_entries`` (the root -> leaf path).
+
+What the projection does, in Pi's words and with its surprises:
+
+* The path is found by walking ``parentId`` links from the leaf to a root. The walk stops at a
+  ``null``/empty parent *or at a parent id that is not in the session* (an orphan starts its own
+  path). ``leaf_id=None`` (JS ``null``) means "before the first entry": an empty context. An
+  omitted, empty or unknown ``leaf_id`` falls back to the *last entry of the list*, not to an error.
+* Thinking level and model come from the whole path, including entries a compaction removed from
+  the messages: the last ``thinking_level_change`` (default ``"off"``), and the last
+  ``model_change`` or assistant message (``{provider, modelId}``; ``None`` if neither).
+* With compactions on the path only the *latest* one counts: ``[compaction] + path entries from
+  its firstKeptEntryId up to it (none if that id is not before it) + everything after it``.
+* Entries are indexed by id once (the last entry with a given id wins, as in Pi's ``Map``), so a
+  projection costs O(entries); pass ``by_id`` to reuse an index across calls.
+* A ``parentId`` chain that loops (a self-parenting entry, a cycle) never ends in Pi
+  (``RangeError: Invalid array length``); here it raises :class:`~pi_nb.errors.EntryCycleError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from pi_nb._js import UNDEFINED, Undefined
+from pi_nb.errors import EntryCycleError, InvalidEntryError
+from pi_nb.messages import (
+    AgentMessage,
+    _truthy,
+    create_branch_summary_message,
+    create_compaction_summary_message,
+    create_custom_message,
+)
+from pi_nb.session.types import CompactionEntry, SessionEntry
+
+__all__ = [
+    "SessionContext",
+    "build_context_entries",
+    "build_entry_index",
+    "build_session_context",
+    "get_branch_entries",
+    "get_latest_compaction_entry",
+    "session_entry_to_context_messages",
+]
+
+EntryIndex = Mapping[Any, Mapping[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    """What the LLM sees for one leaf: Pi's ``SessionContext {messages, thinkingLevel, model}``.
+
+    ``messages`` is a list built fresh by each call (the caller may keep and extend it; the message
+    dicts are new top-level dicts that share nested values with the entries, as in Pi).
+    ``thinking_level`` is ``"off"`` unless the path sets one; ``model`` is ``{"provider",
+    "modelId"}`` or ``None``. Pi copies both from the entries unchecked, so a hand-edited entry
+    lacking a key gives a dict lacking it (and a ``thinking_level_change`` without
+    ``thinkingLevel`` gives ``UNDEFINED``, which :meth:`to_dict` leaves out like JSON does).
+    """
+
+    messages: list[AgentMessage] = field(default_factory=list)
+    thinking_level: str = "off"
+    model: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Pi's camelCase JSON shape ``{messages, thinkingLevel, model}``."""
+        out: dict[str, Any] = {"messages": list(self.messages)}
+        if not isinstance(self.thinking_level, Undefined):
+            out["thinkingLevel"] = self.thinking_level
+        out["model"] = None if self.model is None else dict(self.model)
+        return out
+
+
+def _check_entry(entry: Any) -> Mapping[str, Any]:
+    if not isinstance(entry, Mapping):
+        raise InvalidEntryError(f"session entry must be an object, got {type(entry).__name__}: {entry!r:.80}")
+    return entry
+
+
+def build_entry_index(entries: Sequence[Mapping[str, Any]]) -> dict[Any, Mapping[str, Any]]:
+    """Pi's ``buildEntryIndex``: ``{entry id: entry}``; a later entry with the same id replaces an earlier one."""
+    index: dict[Any, Mapping[str, Any]] = {}
+    for entry in entries:
+        try:
+            index[_check_entry(entry).get("id")] = entry
+        except TypeError as exc:  # an id that is a JSON object or array
+            raise InvalidEntryError(
+                f"session entry id must be a string, got {entry.get('id')!r:.80}"
+            ) from exc
+    return index
+
+
+def _lookup(index: EntryIndex, key: Any) -> Mapping[str, Any] | None:
+    try:
+        found = index.get(key)
+    except TypeError:  # unhashable: cannot be an id in the index
+        return None
+    return None if found is None else _check_entry(found)
+
+
+def _walk_to_root(leaf: Mapping[str, Any], index: EntryIndex) -> list[Mapping[str, Any]]:
+    path: list[Mapping[str, Any]] = []
+    limit = len(index) + 1  # without a loop, a path holds at most every indexed entry plus the leaf
+    current: Mapping[str, Any] | None = leaf
+    while current is not None:
+        path.append(current)
+        if len(path) > limit:
+            raise EntryCycleError(
+                f"Entry {leaf.get('id')} has a parentId chain that loops "
+                f"(Pi's buildSessionPath never ends on it: RangeError: Invalid array length)"
+            )
+        parent_id = current.get("parentId")
+        current = _lookup(index, parent_id) if _truthy(parent_id) else None
+    path.reverse()
+    return path
+
+
+def _build_session_path(
+    entries: Sequence[Mapping[str, Any]], leaf_id: Any, by_id: EntryIndex | None
+) -> list[Mapping[str, Any]]:
+    """Pi's private ``buildSessionPath``: root -> leaf entries for a leaf id (see module docstring)."""
+    if leaf_id is None:
+        return []
+    index = by_id if by_id is not None else build_entry_index(entries)
+    leaf: Mapping[str, Any] | None = None
+    if _truthy(leaf_id):
+        leaf = _lookup(index, leaf_id)
+    if leaf is None:
+        if not entries:
+            return []
+        leaf = entries[-1]
+    return _walk_to_root(_check_entry(leaf), index)
+
+
+def get_branch_entries(
+    entries: Sequence[Mapping[str, Any]],
+    leaf_id: str | None,
+    by_id: EntryIndex | None = None,
+) -> list[SessionEntry]:
+    """The root -> ``leaf_id`` path by ``parentId`` (Pi's ``SessionManager.getBranch(fromId)``).
+
+    Unlike the context projection there is no fallback: a ``None``, empty or unknown ``leaf_id``
+    gives ``[]``. The walk stops at a missing parent, like everywhere in Pi.
+    """
+    if not _truthy(leaf_id):
+        return []
+    index = by_id if by_id is not None else build_entry_index(entries)
+    leaf = _lookup(index, leaf_id)
+    if leaf is None:
+        return []
+    return cast(list[SessionEntry], _walk_to_root(leaf, index))
+
+
+def get_latest_compaction_entry(entries: Sequence[Mapping[str, Any]]) -> CompactionEntry | None:
+    """``getLatestCompactionEntry``: the last ``compaction`` entry of the list (not of a path), or ``None``."""
+    for entry in reversed(entries):
+        if _check_entry(entry).get("type") == "compaction":
+            return cast(CompactionEntry, entry)
+    return None
+
+
+def session_entry_to_context_messages(entry: Mapping[str, Any]) -> list[AgentMessage]:
+    """``sessionEntryToContextMessages``: the messages one selected entry contributes to context.
+
+    * ``message`` -> its message (a new top-level dict); a ``user``/``assistant``/``toolResult``
+      message whose ``content`` is null or missing gets ``content: []`` (other roles are left as
+      they are).
+    * ``custom_message`` -> ``{role: "custom", customType, content (null/missing -> []), display,
+      details, timestamp}``.
+    * ``branch_summary`` with a truthy ``summary`` -> ``{role: "branchSummary", summary, fromId,
+      timestamp}``; an empty summary contributes nothing.
+    * ``compaction`` -> ``{role: "compactionSummary", summary, tokensBefore, timestamp}``.
+    * anything else (model/thinking changes, labels, custom entries, session info) -> ``[]``.
+
+    Timestamps of the built messages are the entry's ISO timestamp in ms
+    (:func:`pi_nb.messages.js_date_ms`, NaN when it does not parse).
+    """
+    entry = _check_entry(entry)
+    etype = entry.get("type")
+    if etype == "message":
+        message = entry.get("message")
+        if not isinstance(message, Mapping):
+            raise InvalidEntryError(
+                f"message entry {entry.get('id')!r} has no message object (got {type(message).__name__})"
+            )
+        if message.get("role") in ("user", "assistant", "toolResult") and message.get("content") is None:
+            return [cast(AgentMessage, {**message, "content": []})]
+        return [cast(AgentMessage, dict(message))]
+    if etype == "custom_message":
+        content = entry.get("content")
+        return [
+            create_custom_message(
+                entry.get("customType", UNDEFINED),
+                [] if content is None else content,
+                entry.get("display", UNDEFINED),
+                entry.get("details", UNDEFINED),
+                entry.get("timestamp", UNDEFINED),
+            )
+        ]
+    if etype == "branch_summary" and _truthy(entry.get("summary", UNDEFINED)):
+        return [
+            create_branch_summary_message(
+                entry["summary"], entry.get("fromId", UNDEFINED), entry.get("timestamp", UNDEFINED)
+            )
+        ]
+    if etype == "compaction":
+        return [
+            create_compaction_summary_message(
+                entry.get("summary", UNDEFINED),
+                entry.get("tokensBefore", UNDEFINED),
+                entry.get("timestamp", UNDEFINED),
+            )
+        ]
+    return []
+
+
+def _strict_eq(a: Any, b: Any) -> bool:
+    """JavaScript ``a === b`` for JSON values (objects and arrays compare by identity)."""
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return a is b
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def _context_entries_from_path(path: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    compaction: Mapping[str, Any] | None = None
+    for entry in path:
+        if entry.get("type") == "compaction":
+            compaction = entry
+    if compaction is None:
+        return path
+    # Pi looks the compaction up again by id (findIndex); the first path entry with that id.
+    comp_id = compaction.get("id", UNDEFINED)
+    compaction_idx = next((i for i, e in enumerate(path) if _strict_eq(e.get("id", UNDEFINED), comp_id)), -1)
+    if compaction_idx < 0:
+        return path
+    first_kept = compaction.get("firstKeptEntryId", UNDEFINED)
+    out: list[Mapping[str, Any]] = [compaction]
+    for i in range(compaction_idx):
+        if _strict_eq(path[i].get("id", UNDEFINED), first_kept):
+            out.extend(path[i:compaction_idx])
+            break
+    out.extend(path[compaction_idx + 1 :])
+    return out
+
+
+def build_context_entries(
+    entries: Sequence[Mapping[str, Any]],
+    leaf_id: str | Undefined | None = UNDEFINED,
+    by_id: EntryIndex | None = None,
+) -> list[SessionEntry]:
+    """``buildContextEntries(entries, leafId?)``: the entries whose messages form the context.
+
+    No compaction on the path -> the whole root -> leaf path. Otherwise, with ``C`` the latest
+    compaction on the path: ``[C]``, then the path entries before ``C`` from the one whose id is
+    ``C.firstKeptEntryId`` on (none if it is not there), then every entry after ``C``. The entries
+    are the input objects themselves.
+    """
+    path = _build_session_path(entries, leaf_id, by_id)
+    return cast(list[SessionEntry], _context_entries_from_path(path))
+
+
+def _context_settings(path: list[Mapping[str, Any]]) -> tuple[Any, dict[str, Any] | None]:
+    thinking_level: Any = "off"
+    model: dict[str, Any] | None = None
+    for entry in path:
+        etype = entry.get("type")
+        if etype == "thinking_level_change":
+            thinking_level = entry.get("thinkingLevel", UNDEFINED)
+        elif etype == "model_change":
+            model = _pick(entry, "provider", "modelId")
+        elif etype == "message":
+            message = entry.get("message")
+            if not isinstance(message, Mapping):
+                raise InvalidEntryError(
+                    f"message entry {entry.get('id')!r} has no message object (got {type(message).__name__})"
+                )
+            if message.get("role") == "assistant":
+                model = {}
+                if "provider" in message:
+                    model["provider"] = message["provider"]
+                if "model" in message:
+                    model["modelId"] = message["model"]
+    return thinking_level, model
+
+
+def _pick(src: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: src[k] for k in keys if k in src}
+
+
+def build_session_context(
+    entries: Sequence[Mapping[str, Any]],
+    leaf_id: str | Undefined | None = UNDEFINED,
+    by_id: EntryIndex | None = None,
+) -> SessionContext:
+    """``buildSessionContext(entries, leafId?)``: messages, thinking level and model for a leaf.
+
+    ``leaf_id`` omitted (JS ``undefined``), empty or unknown -> the last entry of ``entries``;
+    ``None`` (JS ``null``) -> an empty context. See the module docstring for the rules.
+    O(len(entries)); pass ``by_id`` (from :func:`build_entry_index`) to skip re-indexing.
+    """
+    path = _build_session_path(entries, leaf_id, by_id)
+    thinking_level, model = _context_settings(path)
+    messages: list[AgentMessage] = []
+    for entry in _context_entries_from_path(path):
+        messages.extend(session_entry_to_context_messages(entry))
+    return SessionContext(messages=messages, thinking_level=thinking_level, model=model)

@@ -23,6 +23,8 @@ from pi_nb.messages import *  # noqa: F403
 from pi_nb import session as _session
 from pi_nb.session import *  # noqa: F403
 # --- resources (pi_nb/resources/) ---
+from pi_nb import resources as _resources
+from pi_nb.resources import *  # noqa: F403
 # --- system prompt (pi_nb/system_prompt.py) ---
 # --- compaction (pi_nb/compaction/) ---
 # --- tools (pi_nb/tools/) ---
@@ -38,5 +40,6 @@ __all__ = sorted(
         *_messages.__all__,
         *_session.__all__,
         *_providers.__all__,
+        *_resources.__all__,
     ]
 )

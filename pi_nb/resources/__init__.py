@@ -1,0 +1,18 @@
+"""Resources: context files, project trust, settings, skills, prompt templates, the resource loader.
+
+Each submodule lists its public names in its own ``__all__``; this package re-exports them.
+"""
+
+from __future__ import annotations
+
+from pi_nb.resources import context_files as _context_files
+from pi_nb.resources import paths as _paths
+from pi_nb.resources.context_files import *  # noqa: F403
+from pi_nb.resources.paths import *  # noqa: F403
+
+__all__ = sorted(
+    [
+        *_context_files.__all__,
+        *_paths.__all__,
+    ]
+)

@@ -1,0 +1,362 @@
+"""Path handling the way Pi does it (``utils/paths.ts``, ``node:path``), plus the lock and JSON
+helpers the resource stores share.
+
+Why not plain :mod:`os.path`? Pi's results are strings that other code compares *as strings*
+(context-file dedupe, trust-store keys, "is this under that root"), so the small differences
+matter:
+
+* Node's ``path.resolve`` collapses a leading ``//`` to ``/``; :func:`os.path.normpath` keeps
+  exactly two leading slashes (POSIX allows it). :func:`node_resolve` follows Node.
+* Pi's ``resolvePath`` expands ``~`` / ``~/...`` and ``file://`` URLs before resolving, and
+  optionally trims with JavaScript's ``String.prototype.trim`` -- which also strips U+FEFF and
+  the Unicode space separators that :meth:`str.strip` treats differently (:func:`js_trim`).
+* ``canonicalizePath`` is ``realpath`` that falls back to the raw path when the target does not
+  exist (:func:`canonicalize_path`).
+
+The locking helper (:func:`pi_file_lock`) keeps Pi's lock *file names* (``trust.json.lock``,
+``settings.json.lock``) and retry policy (10 attempts, 20 ms apart). Pi takes those locks with
+``proper-lockfile``, which creates the lock path as a *directory* and treats its existence as
+"locked". We use :class:`filelock.SoftFileLock` for the same reason filelock is in the
+dependencies at all: it is cross-platform and well kept, and a *soft* (existence-based) lock is the
+one kind that also excludes a Pi process working on the same ``~/.pi/agent`` at the same time (a
+directory at the lock path means "Pi holds it"), and that leaves nothing behind on release (a
+left-over lock *file* would make Pi's ``rmdir``-based stale-lock recovery fail forever).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import filelock
+
+from pi_nb._js import js_stringify
+from pi_nb.errors import ResourceError
+
+# normalize_path / resolve_path are public here but not re-exported at the top level:
+# pi_nb.session.paths and pi_nb.tools.paths export functions of the same names.
+__all__ = [
+    "APP_NAME",
+    "CONFIG_DIR_NAME",
+    "canonicalize_path",
+    "is_local_path",
+]
+
+#: Pi's ``APP_NAME`` (used in the trust question) and ``CONFIG_DIR_NAME`` (``<cwd>/.pi``).
+APP_NAME = "pi"
+CONFIG_DIR_NAME = ".pi"
+
+# JavaScript's WhiteSpace + LineTerminator code points (what String.prototype.trim removes).
+_JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
+
+
+def js_trim(s: str) -> str:
+    """``s.trim()`` in JavaScript (strips U+FEFF too; keeps U+001C..U+001F and U+0085)."""
+    return s.strip(_JS_WHITESPACE)
+
+
+def strip_bom(content: str) -> str:
+    """Pi's ``stripBom``: drop one leading U+FEFF from decoded text."""
+    return content[1:] if content.startswith("\ufeff") else content
+
+
+def read_text_js(path: str) -> str:
+    """``readFileSync(path, "utf-8")``: UTF-8 with invalid bytes replaced by U+FFFD, BOM kept.
+
+    Raises :class:`OSError` like Node raises its fs errors.
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    return data.decode("utf-8", errors="replace")
+
+
+def _posix_fixup(p: str) -> str:
+    # os.path.normpath keeps exactly two leading slashes; Node's path.resolve does not.
+    if os.sep == "/" and p.startswith("//"):
+        return "/" + p.lstrip("/")
+    return p
+
+
+def node_resolve(*segments: str) -> str:
+    """Node's ``path.resolve(...segments)``: absolute, normalised, no trailing separator."""
+    joined = os.getcwd()
+    for seg in segments:
+        if not seg:
+            continue
+        joined = seg if os.path.isabs(seg) else os.path.join(joined, seg)
+    return _posix_fixup(os.path.normpath(joined))
+
+
+def node_join(*segments: str) -> str:
+    """Node's ``path.join``: join the non-empty segments with the separator, then normalise
+    (a trailing separator survives, an empty result is ``"."``)."""
+    parts = [s for s in segments if s]
+    if not parts:
+        return "."
+    joined = os.sep.join(parts)
+    out = _posix_fixup(os.path.normpath(joined))
+    if joined.endswith(os.sep) and not out.endswith(os.sep):
+        out += os.sep
+    return out
+
+
+def _file_url_to_path(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.netloc
+    if sys.platform != "win32":
+        if host not in ("", "localhost"):
+            raise ResourceError(f'File URL host must be "localhost" or empty on {sys.platform}')
+        if re.search(r"%2f", parts.path, re.IGNORECASE):
+            raise ResourceError("File URL path must not include encoded / characters")
+        return unquote(parts.path)
+    path = unquote(parts.path)  # pragma: no cover - Windows only
+    if re.match(r"^/[A-Za-z]:", path):  # pragma: no cover
+        path = path[1:]
+    path = path.replace("/", "\\")  # pragma: no cover
+    return f"\\\\{host}{path}" if host else path  # pragma: no cover
+
+
+def normalize_path(
+    input: str,
+    *,
+    trim: bool = False,
+    expand_tilde: bool = True,
+    home_dir: str | None = None,
+    strip_at_prefix: bool = False,
+    normalize_unicode_spaces: bool = False,
+) -> str:
+    """Pi's ``normalizePath``: optional trim / ``@`` strip, ``~`` expansion, ``file://`` URLs.
+
+    ``~user`` is *not* expanded (Pi only knows ``~`` and ``~/``).
+    """
+    normalized = js_trim(input) if trim else input
+    if normalize_unicode_spaces:
+        normalized = _UNICODE_SPACES.sub(" ", normalized)
+    if strip_at_prefix and normalized.startswith("@"):
+        normalized = normalized[1:]
+    if expand_tilde:
+        home = home_dir if home_dir is not None else os_homedir()
+        if normalized == "~":
+            return home
+        if normalized.startswith("~/") or (sys.platform == "win32" and normalized.startswith("~\\")):
+            return node_join(home, normalized[2:])
+    if normalized.startswith("file://"):
+        return _file_url_to_path(normalized)
+    return normalized
+
+
+def resolve_path(
+    input: str,
+    base_dir: str | None = None,
+    *,
+    trim: bool = False,
+    expand_tilde: bool = True,
+    home_dir: str | None = None,
+    strip_at_prefix: bool = False,
+    normalize_unicode_spaces: bool = False,
+) -> str:
+    """Pi's ``resolvePath(input, baseDir = process.cwd(), options)``: an absolute, normalised path."""
+    normalized = normalize_path(
+        input,
+        trim=trim,
+        expand_tilde=expand_tilde,
+        home_dir=home_dir,
+        strip_at_prefix=strip_at_prefix,
+        normalize_unicode_spaces=normalize_unicode_spaces,
+    )
+    base = normalize_path(base_dir) if base_dir is not None else os.getcwd()
+    if os.path.isabs(normalized):
+        return node_resolve(normalized)
+    return node_resolve(base, normalized)
+
+
+def canonicalize_path(path: str) -> str:
+    """Pi's ``canonicalizePath``: ``realpath`` of *path*, or *path* itself when that fails."""
+    if not path:
+        return path
+    try:
+        return os.path.realpath(path, strict=True)
+    except (OSError, ValueError):
+        return path
+
+
+def is_local_path(value: str) -> bool:
+    """Pi's ``isLocalPath``: not an ``npm:``/``git:``/``github:``/``http(s):``/``ssh:`` source."""
+    trimmed = js_trim(value)
+    return not trimmed.startswith(("npm:", "git:", "github:", "http:", "https:", "ssh:"))
+
+
+def is_under_path(target: str, root: str) -> bool:
+    """Pi's ``isUnderPath``: *target* equals *root* or lies below it (string comparison)."""
+    normalized_root = node_resolve(root)
+    if target == normalized_root:
+        return True
+    prefix = normalized_root if normalized_root.endswith(os.sep) else normalized_root + os.sep
+    return target.startswith(prefix)
+
+
+def os_homedir() -> str:
+    """``process.env.HOME || os.homedir()``: ``$HOME`` when set, else the password database."""
+    return os.environ.get("HOME") or os.path.expanduser("~")
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON helpers
+
+
+def _js_sort_key(s: str) -> bytes:
+    # Array.prototype.sort() compares UTF-16 code units, not code points.
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def js_sorted_keys(keys: Any) -> list[str]:
+    """Keys sorted the way ``Object.keys(x).sort()`` sorts them (UTF-16 code unit order)."""
+    return sorted(keys, key=_js_sort_key)
+
+
+def js_stringify_pretty(value: Any, indent: int = 2, _level: int = 0) -> str:
+    """``JSON.stringify(value, null, indent)``: scalars and strings print as :func:`js_stringify`."""
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        pad = " " * (indent * (_level + 1))
+        items = [
+            f"{pad}{js_stringify(str(k))}: {js_stringify_pretty(v, indent, _level + 1)}"
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + " " * (indent * _level) + "}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        pad = " " * (indent * (_level + 1))
+        items = [f"{pad}{js_stringify_pretty(v, indent, _level + 1)}" for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + " " * (indent * _level) + "]"
+    return js_stringify(value)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"Unexpected token {name[0]} in JSON")
+
+
+def json_parse(text: str) -> Any:
+    """``JSON.parse``: like :func:`json.loads` but rejecting ``NaN``/``Infinity`` as JavaScript does."""
+    import json
+
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def write_file_atomic(path: str, text: str) -> None:
+    """Write UTF-8 *text* to *path* through a temp file in the same directory and ``os.replace``.
+
+    Readers (Pi or another pi_nb) never see a half-written file.
+    """
+    directory = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8", errors="surrogatepass"))
+        if os.path.exists(path):
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# ---------------------------------------------------------------------------------------------
+# Locks
+
+LOCK_MAX_ATTEMPTS = 10
+LOCK_RETRY_DELAY_S = 0.020
+#: proper-lockfile's default ``stale`` (ms): a lock directory older than this is abandoned.
+PI_LOCK_STALE_S = 10.0
+
+
+class LockContendedError(Exception):
+    """Internal: the lock stayed held for all attempts (callers turn it into their own error)."""
+
+
+def _break_stale_pi_lock(lock_path: str) -> None:
+    # A *directory* at the lock path is a proper-lockfile lock held by Pi. proper-lockfile keeps
+    # its mtime fresh while held and treats one older than 10 s as abandoned; do the same.
+    with contextlib.suppress(OSError):
+        st = os.stat(lock_path)
+        if os.path.isdir(lock_path) and time.time() - st.st_mtime > PI_LOCK_STALE_S:
+            os.rmdir(lock_path)
+
+
+@contextlib.contextmanager
+def pi_file_lock(
+    lock_path: str,
+    *,
+    max_attempts: int = LOCK_MAX_ATTEMPTS,
+    delay_s: float = LOCK_RETRY_DELAY_S,
+) -> Iterator[None]:
+    """Hold *lock_path* (Pi's ``<file>.lock``) for the duration of the block.
+
+    Retries ``max_attempts`` times ``delay_s`` apart when another holder (pi_nb or Pi) has it,
+    then raises :class:`LockContendedError`. Other failures (no permission to create the lock,
+    a missing directory) propagate as :class:`OSError` at once, as in Pi.
+    """
+    lock = filelock.SoftFileLock(lock_path, timeout=0)
+    for attempt in range(1, max_attempts + 1):
+        try:
+            lock.acquire(timeout=0)
+            break
+        except filelock.Timeout:
+            pass
+        except IsADirectoryError:
+            _break_stale_pi_lock(lock_path)
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.EISDIR):
+                raise
+        if attempt == max_attempts:
+            raise LockContendedError(f"Lock file is already being held: {lock_path}")
+        time.sleep(delay_s)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def is_existing_file(path: str) -> bool:
+    """``existsSync(p) && statSync(p).isFile()`` without raising."""
+    try:
+        return os.path.isfile(path)
+    except (OSError, ValueError):
+        return False
+
+
+def path_exists(path: str) -> bool:
+    """``existsSync``: follows symlinks, never raises (a NUL byte or bad name is "missing")."""
+    try:
+        return os.path.exists(path)
+    except (OSError, ValueError):
+        return False
+
+
+def posix_rel(root: str, path: str) -> str:
+    """``toPosixPath(relative(root, path))``."""
+    rel = os.path.relpath(path, root)
+    if rel == ".":
+        return ""
+    return rel.replace(os.sep, "/") if os.sep != "/" else rel

@@ -16,6 +16,8 @@ from pi_nb.errors import *  # noqa: F403
 
 # --- truncation (pi_nb/truncation.py) ---
 # --- tokens (pi_nb/tokens.py) ---
+from pi_nb import tokens as _tokens
+from pi_nb.tokens import *  # noqa: F403
 # --- messages (pi_nb/messages.py) ---
 from pi_nb import messages as _messages
 from pi_nb.messages import *  # noqa: F403
@@ -37,6 +39,7 @@ __version__ = "0.1.0"
 __all__ = sorted(
     [
         *errors.__all__,
+        *_tokens.__all__,
         *_messages.__all__,
         *_session.__all__,
         *_providers.__all__,

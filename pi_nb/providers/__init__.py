@@ -7,7 +7,9 @@ from pi_nb.providers.base import *  # noqa: F403
 from pi_nb.providers.base import __all__ as _base_all
 from pi_nb.providers.offline import *  # noqa: F403
 from pi_nb.providers.offline import __all__ as _offline_all
+from pi_nb.providers.registry import *  # noqa: F403
+from pi_nb.providers.registry import __all__ as _registry_all
 from pi_nb.providers.scripted import *  # noqa: F403
 from pi_nb.providers.scripted import __all__ as _scripted_all
 
-__all__ = sorted([*_base_all, *_offline_all, *_scripted_all])
+__all__ = sorted([*_base_all, *_offline_all, *_registry_all, *_scripted_all])

@@ -32,6 +32,7 @@ __all__ = [
     "make_assistant_message",
     "make_usage",
     "now_ms",
+    "provider_error_text",
 ]
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
@@ -225,3 +226,20 @@ class Model(ABC):
         if final is None:
             raise RuntimeError(f"{self!r} ended its stream without a done or error event")
         return final
+
+
+def provider_error_text(error: BaseException) -> str:
+    """A provider exception as the error text of an ``error`` message: ``{status} {message}``.
+
+    The provider's own words are kept (``prompt is too long: ...``, ``maximum context length is
+    ... tokens``): overflow detection reads them. SDK errors carry ``status_code`` and a JSON
+    ``body``; anything else falls back to ``str(error)``.
+    """
+    status = getattr(error, "status_code", None)
+    body = getattr(error, "body", None)
+    message = None
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else None
+    text = message or str(error) or type(error).__name__
+    return f"{status} {text}" if status else text

@@ -362,3 +362,40 @@ def test_import_does_not_load_tiktoken() -> None:
     code = "import sys, pi_nb; print('tiktoken' in sys.modules, pi_nb.tokens._cache)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False {}"
+
+
+# --- optional differential check against the real Pi ------------------------------------------
+
+
+@pytest.mark.oracle
+def test_oracle_differential_random() -> None:
+    """Optional: fresh random messages and entry lists through Pi and pi_nb (skipped without the oracle)."""
+    import importlib.util
+    import random
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "shared" / "pi-oracle"))
+    oracle_client = pytest.importorskip("oracle_client")
+    if not oracle_client.oracle_available():
+        pytest.skip("pi-oracle not installed")
+    spec = importlib.util.spec_from_file_location(
+        "make_tokens", Path(__file__).parent / "golden" / "make_tokens.py"
+    )
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)  # the golden generator's random message builders
+
+    rng = random.Random()
+    with oracle_client.Oracle() as o:
+        for _ in range(1500):
+            message = gen.rand_message(rng)
+            case = {"fn": "estimateTokens", "name": "random", "args": {"message": message}}
+            case["response"] = o.request("estimateTokens", case["args"])
+            test_matches_pi(case)
+        for _ in range(150):
+            entries = [gen.entry(rng, j) for j in range(rng.randint(0, 15))]
+            messages = [e["message"] for e in entries if e["type"] == "message"]
+            for fn, args in (
+                ("getLastAssistantUsage", {"entries": entries}),
+                ("estimateContextTokens", {"messages": messages}),
+            ):
+                test_matches_pi({"fn": fn, "name": "random", "args": args, "response": o.request(fn, args)})

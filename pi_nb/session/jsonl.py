@@ -1,0 +1,561 @@
+"""Reading and writing Pi session files: JSON lines, one entry per line, the header first.
+
+Reading follows Pi's ``loadEntriesFromFile`` and ``parseSessionEntries``: the bytes are decoded as
+UTF-8 (invalid bytes become U+FFFD, like Node's ``StringDecoder``), split on ``\\n`` only, blank
+lines are skipped, lines that ``JSON.parse`` rejects are skipped. Python's ``json`` is stricter or
+looser than ``JSON.parse`` in a few places and those are made to agree: ``NaN``/``Infinity``
+literals are rejected, a UTF-8 byte-order mark is not skipped, "blank" means blank to JavaScript's
+``trim()`` (which removes U+FEFF but not U+001C..U+001F).
+
+Unlike Pi, pi_nb never drops a line silently: every line that is not used is reported as a
+:class:`LoadProblem` (line number, reason, the first characters), and a last line without its
+newline that does not parse (a writer killed mid-write) is reported as torn.
+
+Writing: each line is ``JSON.stringify(entry) + "\\n"`` (:func:`pi_nb._js.js_stringify`), so files
+are byte-identical to the ones Pi writes. Durability and concurrency, which Pi does not address:
+
+* **Append** (:func:`append_to_file`): the file is opened ``O_APPEND``, an exclusive advisory lock
+  (``flock`` on the session file itself; a ``.lock`` file via ``filelock`` where ``fcntl`` does not
+  exist) is taken, and the whole line goes out in one ``write()``. Two pi_nb processes appending to
+  the same session therefore both succeed and their lines never interleave; a process that cannot
+  get the lock within ``lock_timeout`` seconds gets :class:`~pi_nb.errors.SessionLockedError`. If
+  the file does not end with ``\\n`` (a torn line left by a killed writer), a ``\\n`` is written
+  first so the new entry never glues onto the torn bytes; the torn bytes stay in the file.
+* **Create** (:func:`create_file_exclusive`): the complete content is written to a temporary file
+  in the same directory and hard-linked into place, so the session file either does not exist or
+  is complete; an existing file is never overwritten (Pi's ``"wx"``).
+* **Rewrite** (:func:`rewrite_file_atomic`, used by migrations): a hard link (or copy) of the
+  original is kept beside it as ``<file>.bak`` (``.bak.2``, ``.bak.3``... when taken), the new
+  content goes to a temporary file, is fsynced and renamed over the original. No byte the user had
+  is lost, and a crash leaves either the old or the new file.
+
+Processes that do not use this locking (the real Pi) append without a lock; ``O_APPEND`` writes of
+one line still do not interleave on a local file system, but that is the kernel's courtesy, not a
+guarantee pi_nb can give.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_nb._js import js_stringify, js_utf8_encode
+from pi_nb.errors import SessionError, SessionLockedError
+
+try:  # POSIX
+    import fcntl as _fcntl
+except ImportError:  # pragma: no cover - Windows
+    _fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "LoadProblem",
+    "SessionFileContents",
+    "load_entries_from_file",
+    "parse_session_entries",
+    "read_session_file",
+    "read_session_header",
+]
+
+DEFAULT_LOCK_TIMEOUT = 10.0
+"""Seconds an append waits for another process's lock before raising SessionLockedError."""
+
+_RAW_PREFIX_CHARS = 120
+_HEADER_SCAN_LIMIT = 1024 * 1024  # Pi's MAX_SESSION_HEADER_SCAN_BYTES
+_HEADER_READ_CHUNK = 4096
+
+# JavaScript's String.prototype.trim() whitespace: WhiteSpace + LineTerminator.
+_JS_WS = "\t\n\x0b\x0c\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_WS_SET = frozenset(_JS_WS)
+
+
+def _js_trim(s: str) -> str:
+    return s.strip(_JS_WS)
+
+
+def _js_blank(s: str) -> bool:
+    """``!s.trim()``: empty after JavaScript's trim."""
+    if not s:
+        return True
+    if s[0] not in _JS_WS_SET:
+        return False
+    return not s.strip(_JS_WS)
+
+
+def _reject_constant(name: str) -> Any:
+    # JSON.parse has no NaN / Infinity / -Infinity literals.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_decode = _DECODER.decode
+
+
+def _big_int(text: str) -> int | float:
+    # Python refuses int literals over 4300 digits; JavaScript reads them as a (possibly infinite) double.
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+_SLOW_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_big_int)
+
+
+def _json_parse(text: str) -> Any:
+    """``JSON.parse(text)``; raises ValueError (or RecursionError) where JavaScript throws."""
+    try:
+        return _decode(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        if "digits" not in str(exc):
+            raise
+        return _SLOW_DECODER.decode(text)
+
+
+def _js_truthy(v: Any) -> bool:
+    """JavaScript truthiness of a parsed JSON value (``[]`` and ``{}`` are truthy there)."""
+    if v is None or v is False:
+        return False
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v != 0
+    if isinstance(v, str):
+        return v != ""
+    return True
+
+
+def _is_header(v: Any) -> bool:
+    return isinstance(v, dict) and v.get("type") == "session" and isinstance(v.get("id"), str)
+
+
+def parse_session_entries(content: str) -> list[Any]:
+    """Pi's ``parseSessionEntries``: every line of ``content`` that ``JSON.parse`` accepts.
+
+    ``content`` is trimmed (JavaScript's ``trim``), split on ``\\n``; blank and malformed lines are
+    skipped. Like Pi, whatever a line parses to is returned (normally an object; ``null`` or a number
+    too), and nothing checks that the first one is a header.
+    """
+    if not isinstance(content, str):
+        raise TypeError(f"content must be str, not {type(content).__name__}")
+    entries: list[Any] = []
+    for line in _js_trim(content).split("\n"):
+        if _js_blank(line):
+            continue
+        try:
+            entries.append(_json_parse(line))
+        except (ValueError, RecursionError):
+            continue
+    return entries
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """A line of a session file that was not used: where, why, and how it started."""
+
+    line_number: int
+    """1-based line number in the file."""
+    reason: str
+    raw_prefix: str
+    """The first characters of the line (decoded), to recognise it."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"lineNumber": self.line_number, "reason": self.reason, "rawPrefix": self.raw_prefix}
+
+
+@dataclass(frozen=True)
+class SessionFileContents:
+    """What :func:`read_session_file` found in a file.
+
+    ``entries`` is what Pi's ``loadEntriesFromFile`` returns (header first) when ``valid``; an
+    invalid file (its first parsed value is not a header with a string id) has ``entries == []``.
+    """
+
+    path: str
+    exists: bool
+    size: int
+    valid: bool
+    entries: list[dict[str, Any]]
+    problems: tuple[LoadProblem, ...] = field(default=())
+    ends_with_newline: bool = True
+    """False when the last byte is not ``\\n`` (Pi then appends one on open)."""
+    line_count: int = 0
+
+
+def _decode_line(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace")
+
+
+def _problem(line_number: int, reason: str, text: str) -> LoadProblem:
+    return LoadProblem(line_number, reason, text[:_RAW_PREFIX_CHARS])
+
+
+def read_session_file(path: str | os.PathLike[str]) -> SessionFileContents:
+    """Read a session file without changing it: entries, problems, validity, trailing newline.
+
+    Problems reported: a line that is not JSON (``invalid JSON: ...``), a torn last line (no
+    newline and not JSON), a line that is JSON but not an object (Pi would keep some of those and
+    trip over them later), and every line before an invalid file's first value.
+    """
+    p = os.fspath(path)
+    try:
+        f = open(p, "rb")
+    except FileNotFoundError:
+        return SessionFileContents(p, False, 0, False, [])
+    entries: list[dict[str, Any]] = []
+    problems: list[LoadProblem] = []
+    header_seen = False
+    valid = True
+    size = 0
+    n = 0
+    last_raw = b""
+    decode = _decode
+    with f:
+        for raw in f:
+            n += 1
+            size += len(raw)
+            last_raw = raw
+            torn = raw[-1:] != b"\n"
+            text = _decode_line(raw[:-1] if not torn else raw)
+            if not text or (text[0] != "{" and _js_blank(text)):
+                continue
+            try:
+                try:
+                    value = decode(text)
+                except json.JSONDecodeError:
+                    raise
+                except ValueError as exc:
+                    if "digits" not in str(exc):
+                        raise
+                    value = _SLOW_DECODER.decode(text)
+            except (ValueError, RecursionError) as exc:
+                reason = f"invalid JSON: {exc}"
+                if torn:
+                    reason = f"torn last line (no newline at end of file), {reason}"
+                problems.append(_problem(n, reason, text))
+                continue
+            if not header_seen:
+                if not _js_truthy(value):
+                    problems.append(_problem(n, "not a JSON object (skipped)", text))
+                    continue
+                header_seen = True
+                if not _is_header(value):
+                    valid = False
+                    problems.append(_problem(n, "first entry is not a session header", text))
+                    break
+                entries.append(value)
+                continue
+            if type(value) is not dict:
+                problems.append(_problem(n, "not a JSON object (skipped)", text))
+                continue
+            entries.append(value)
+        if not valid:
+            # count the rest of the file so `size` and `line_count` stay true
+            for raw in f:
+                n += 1
+                size += len(raw)
+                last_raw = raw
+    if not header_seen:
+        valid = False
+    ends_with_newline = size == 0 or last_raw.endswith(b"\n")
+    return SessionFileContents(
+        path=p,
+        exists=True,
+        size=size,
+        valid=valid,
+        entries=entries if valid else [],
+        problems=tuple(problems),
+        ends_with_newline=ends_with_newline,
+        line_count=n,
+    )
+
+
+def load_entries_from_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Pi's ``loadEntriesFromFile``: the file's entries (header first), or ``[]``.
+
+    ``[]`` for a missing, empty, header-less or unparseable file. A valid file whose last line
+    lacks its ``\\n`` gets one appended (Pi's repair; the bytes already there are kept).
+    """
+    contents = read_session_file(path)
+    if contents.valid and not contents.ends_with_newline:
+        ensure_trailing_newline(contents.path)
+    return contents.entries
+
+
+def read_session_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The header of a session file, reading at most 1 MiB (Pi's ``readSessionHeader``).
+
+    Blank and malformed lines are skipped; the first value that parses decides: a header with a
+    string id is returned, anything else gives ``None``. A file whose first value starts past
+    1 MiB raises ``ValueError`` (Pi's ``SessionHeaderScanLimitError``).
+    """
+    p = os.fspath(path)
+    with open(p, "rb") as f:
+        data = f.read(_HEADER_SCAN_LIMIT)
+        at_eof = len(data) < _HEADER_SCAN_LIMIT or f.read(1) == b""
+    lines = data.split(b"\n")
+    complete = lines[:-1]
+    for raw in complete:
+        verdict = _header_candidate(_decode_line(raw))
+        if verdict is not _KEEP_SCANNING:
+            return verdict  # type: ignore[return-value]
+    if at_eof:
+        verdict = _header_candidate(_decode_line(lines[-1]))
+        return None if verdict is _KEEP_SCANNING else verdict  # type: ignore[return-value]
+    raise ValueError(f"Session header exceeds {_HEADER_SCAN_LIMIT}-byte scan limit: {p}")
+
+
+_KEEP_SCANNING = object()
+
+
+def _header_candidate(line: str) -> object:
+    if _js_blank(line):
+        return _KEEP_SCANNING
+    try:
+        value = _json_parse(line)
+    except (ValueError, RecursionError):
+        return _KEEP_SCANNING
+    if not _js_truthy(value):
+        return _KEEP_SCANNING
+    return value if _is_header(value) else None
+
+
+def read_session_header_quiet(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """:func:`read_session_header`, but ``None`` for unreadable or oversized files (discovery)."""
+    try:
+        return read_session_header(path)
+    except (OSError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+
+
+def serialize_entry(entry: Any) -> bytes:
+    """One line as Pi writes it: ``JSON.stringify(entry) + "\\n"`` in UTF-8."""
+    return js_utf8_encode(js_stringify(entry) + "\n")
+
+
+def _fsync_dir(directory: str) -> None:
+    if os.name != "posix":  # pragma: no cover
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _temp_path(path: str) -> str:
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+
+
+def _write_temp(path: str, data: bytes) -> str:
+    tmp = _temp_path(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def create_file_exclusive(path: str | os.PathLike[str], data: bytes) -> None:
+    """Create ``path`` holding ``data``, atomically; raise SessionError if it already exists.
+
+    The data is written and fsynced under a temporary name, then hard-linked to ``path`` (which
+    fails when ``path`` exists, like Pi's ``openSync(path, "wx")``). Where hard links are not
+    available the file is created with ``O_EXCL`` and written in one call.
+    """
+    p = os.fspath(path)
+    tmp = _write_temp(p, data)
+    try:
+        try:
+            os.link(tmp, p)
+        except FileExistsError:
+            raise SessionError(f"Session file already exists: {p}") from None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+                raise
+            # no hard links here: plain exclusive create
+            try:
+                fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+            except FileExistsError:
+                raise SessionError(f"Session file already exists: {p}") from None
+            try:
+                _write_all(fd, data)
+            finally:
+                os.close(fd)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    _fsync_dir(os.path.dirname(p) or ".")
+
+
+def _backup_name(path: str) -> str:
+    candidate = f"{path}.bak"
+    i = 2
+    while os.path.lexists(candidate):
+        candidate = f"{path}.bak.{i}"
+        i += 1
+    return candidate
+
+
+def rewrite_file_atomic(path: str | os.PathLike[str], data: bytes, *, backup: bool = True) -> str | None:
+    """Replace the content of ``path`` with ``data`` atomically; return the backup's path.
+
+    With ``backup`` (and a non-empty original) the original is kept as ``<path>.bak`` (or
+    ``.bak.N``): a hard link to the old inode when possible, else a copy. The session lock is held
+    during the swap, so a pi_nb process appending at the same moment waits and then appends to the
+    new file (appenders re-check the inode after locking).
+    """
+    p = os.fspath(path)
+    backup_path: str | None = None
+    try:
+        fd = os.open(p, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        fd = -1
+    try:
+        with _locked(fd, p, DEFAULT_LOCK_TIMEOUT) if fd >= 0 else contextlib.nullcontext():
+            if backup and fd >= 0 and os.fstat(fd).st_size > 0:
+                backup_path = _backup_name(p)
+                try:
+                    os.link(p, backup_path)
+                except OSError:
+                    shutil.copy2(p, backup_path)
+            tmp = _write_temp(p, data)
+            try:
+                os.replace(tmp, p)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+            _fsync_dir(os.path.dirname(p) or ".")
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return backup_path
+
+
+@contextlib.contextmanager
+def _locked(fd: int, path: str, timeout: float) -> Iterator[None]:
+    """Hold an exclusive advisory lock on the open file ``fd`` (``flock``), or raise SessionLockedError."""
+    if _fcntl is None:  # pragma: no cover - Windows: a sidecar lock file
+        import filelock
+
+        lock = filelock.FileLock(path + ".lock")
+        try:
+            lock.acquire(timeout=timeout)
+        except filelock.Timeout:
+            raise SessionLockedError(
+                f"Session file is locked by another process: {path} (waited {timeout:g} s)"
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+        return
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        try:
+            _fcntl.flock(fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise SessionLockedError(
+                    f"Session file is locked by another process: {path} (waited {timeout:g} s)"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+    try:
+        yield
+    finally:
+        _fcntl.flock(fd, _fcntl.LOCK_UN)
+
+
+def _last_byte(fd: int, size: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, 1, size - 1)
+    os.lseek(fd, size - 1, os.SEEK_SET)  # pragma: no cover
+    return os.read(fd, 1)  # pragma: no cover
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    fst = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (fst.st_dev, fst.st_ino)
+
+
+def append_to_file(
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    fsync: bool = False,
+) -> None:
+    """Append ``data`` (whole lines) to an existing file under the session lock, in one write.
+
+    If the file does not end with ``\\n`` a newline is written first (torn-line repair; the torn
+    bytes stay). Raises FileNotFoundError when the file does not exist and
+    :class:`~pi_nb.errors.SessionLockedError` when the lock is not free within ``lock_timeout``.
+    """
+    p = os.fspath(path)
+    flags = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        fd = os.open(p, flags)
+        try:
+            with _locked(fd, p, lock_timeout):
+                if not _same_file(fd, p):
+                    continue  # replaced (rewritten) while we waited: append to the new file
+                size = os.fstat(fd).st_size
+                out = data
+                if size > 0 and _last_byte(fd, size) != b"\n":
+                    out = b"\n" + data
+                if out:
+                    _write_all(fd, out)
+                    if fsync:
+                        os.fsync(fd)
+                return
+        finally:
+            os.close(fd)
+    raise SessionError(f"Session file keeps being replaced while appending: {p}")  # pragma: no cover
+
+
+def ensure_trailing_newline(
+    path: str | os.PathLike[str], *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+) -> None:
+    """Append ``\\n`` if the file's last byte is not one (Pi's repair on open)."""
+    append_to_file(path, b"", lock_timeout=lock_timeout)

@@ -1,0 +1,1016 @@
+"""``SessionManager``: Pi's append-only session tree in a JSONL file (``core/session-manager.ts``).
+
+Every entry has an ``id`` and a ``parentId``; the *leaf* is where the next entry goes. Appending
+makes a child of the leaf and moves the leaf to it; :meth:`SessionManager.branch` moves the leaf
+back to an earlier entry, so the next append starts a sibling branch. Nothing is ever edited or
+deleted. :meth:`SessionManager.build_session_context` projects the root -> leaf path to the
+messages the LLM sees (compaction-aware; see :mod:`pi_nb.session.context`).
+
+Files are Pi's, byte for byte (``JSON.stringify`` of each entry with Pi's key order), and Pi's
+persistence rule holds: **nothing is written until the session has an assistant message**; then
+the header and every entry so far are written at once, and from then on each new entry is
+appended as one line. A session that never got an answer leaves no file behind.
+
+What pi_nb adds to Pi (see :mod:`pi_nb.session.jsonl` for the mechanics):
+
+* **Durability.** Each append is one ``write()`` of a complete line under an exclusive lock; the
+  first write creates the file atomically; a rewrite (migration of an old file) is atomic and
+  keeps the original beside it as ``<file>.bak``. A writer killed at any moment leaves a file that
+  loads with every entry whose write had returned.
+* **Nothing is dropped silently.** Lines that are not used when loading (malformed JSON, a torn last
+  line, a non-object) are listed in :attr:`SessionManager.load_problems` with their line numbers;
+  ``strict=True`` raises :class:`~pi_nb.errors.SessionFileCorruptError` instead (before anything is
+  changed on disk). A torn last line gets a ``\\n`` appended (as Pi does), so the next entry starts
+  on a line of its own; the torn bytes stay in the file.
+* **Concurrent appenders.** Two pi_nb processes appending to the same file both succeed and their
+  lines never interleave (each waits for the other's lock, up to ``lock_timeout`` seconds, then
+  :class:`~pi_nb.errors.SessionLockedError`). Each process only knows its own entries, so both write
+  children of the leaf *they* hold: after a reload the file shows two branches, nothing lost.
+
+``undefined`` versus ``null``: optional arguments default to :data:`~pi_nb._js.UNDEFINED`
+(the field is left out of the entry, as Pi leaves out ``undefined``). ``None`` writes ``null``
+where Pi's type allows any value (``details``, ``data``); where Pi's type has no ``null``
+(``fromHook``, ``usage``, a label) ``None`` also leaves the field out.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from pi_nb._js import UNDEFINED, Undefined
+from pi_nb.errors import (
+    EntryNotFoundError,
+    InvalidEntryError,
+    InvalidSessionFileError,
+    SessionError,
+    SessionFileCorruptError,
+)
+from pi_nb.messages import js_date_ms
+from pi_nb.session import ids as _ids
+from pi_nb.session.context import (
+    SessionContext,
+    build_context_entries,
+    build_session_context,
+    get_branch_entries,
+)
+from pi_nb.session.jsonl import (
+    DEFAULT_LOCK_TIMEOUT,
+    LoadProblem,
+    SessionFileContents,
+    _js_trim,
+    _js_truthy,
+    append_to_file,
+    create_file_exclusive,
+    ensure_trailing_newline,
+    read_session_file,
+    rewrite_file_atomic,
+    serialize_entry,
+)
+from pi_nb.session.migrations import CURRENT_SESSION_VERSION, migrate_to_current_version
+from pi_nb.session.paths import (
+    _default_session_dir_path,
+    find_most_recent_session,
+    get_default_session_dir,
+    normalize_path,
+    resolve_path,
+    session_file_name,
+)
+from pi_nb.session.types import FileEntry, SessionEntry, SessionHeader
+
+__all__ = [
+    "SessionManager",
+    "SessionTreeNode",
+]
+
+APP_NAME = "pi"
+_NEWLINES = re.compile(r"[\r\n]+")
+
+
+@dataclass(frozen=True)
+class SessionTreeNode:
+    """One node of :meth:`SessionManager.get_tree`: the entry, its children (oldest first) and the
+    entry's resolved label, if any (Pi's ``SessionTreeNode``)."""
+
+    entry: SessionEntry
+    children: tuple[SessionTreeNode, ...] = field(default=())
+    label: str | None = None
+    label_timestamp: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Pi's JSON shape ``{entry, children, label?, labelTimestamp?}`` (built without recursion,
+        so a 100,000-entry linear session does not hit Python's recursion limit)."""
+        root_out: dict[str, Any] = {}
+        stack: list[tuple[SessionTreeNode, dict[str, Any]]] = [(self, root_out)]
+        while stack:
+            node, out = stack.pop()
+            out["entry"] = node.entry
+            kids: list[dict[str, Any]] = []
+            out["children"] = kids
+            if node.label is not None:
+                out["label"] = node.label
+            if node.label_timestamp is not None:
+                out["labelTimestamp"] = node.label_timestamp
+            for child in node.children:
+                child_out: dict[str, Any] = {}
+                kids.append(child_out)
+                stack.append((child, child_out))
+        return root_out
+
+    def walk(self) -> Iterable[SessionTreeNode]:
+        """This node and all below it, depth first in child order (iterative)."""
+        stack: list[SessionTreeNode] = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+
+def _omit_none(value: Any) -> Any:
+    """For fields whose Pi type has no ``null``: ``None`` behaves like ``undefined``."""
+    return UNDEFINED if value is None else value
+
+
+def _put(entry: dict[str, Any], key: str, value: Any) -> None:
+    if not isinstance(value, Undefined):
+        entry[key] = value
+
+
+def _is_assistant_entry(entry: Mapping[str, Any]) -> bool:
+    if entry.get("type") != "message":
+        return False
+    message = entry.get("message")
+    return isinstance(message, Mapping) and message.get("role") == "assistant"
+
+
+_SUMMARY_ROLES = ("compactionSummary", "branchSummary")
+
+
+def _sort_by_timestamp(kids: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pi's ``children.sort((a, b) => time(a) - time(b))``: stable, oldest first."""
+    keys = [js_date_ms(k.get("timestamp", UNDEFINED)) for k in kids]
+    if all(k == k for k in keys):
+        order = sorted(range(len(kids)), key=keys.__getitem__)
+    else:  # NaN in the comparator: compare as equal, exactly like the JS comparator does
+
+        def cmp(a: int, b: int) -> int:
+            return _ts_cmp(keys[a], keys[b])
+
+        order = sorted(range(len(kids)), key=functools.cmp_to_key(cmp))
+    return [kids[i] for i in order]
+
+
+def _ts_cmp(a: float, b: float) -> int:
+    # Array.prototype.sort with (a, b) => a - b: NaN compares as "equal"
+    d = a - b
+    if d != d or d == 0:
+        return 0
+    return -1 if d < 0 else 1
+
+
+class SessionManager:
+    """A session: its header, its entry tree, the leaf, and (when persisted) its file.
+
+    Make one with :meth:`create` (new session, persisted), :meth:`open` (an existing file),
+    :meth:`continue_recent`, :meth:`in_memory` (no file) or :meth:`fork_from`.
+
+    Entries are plain dicts with Pi's camelCase keys; the manager hands out the very dicts it holds
+    (as Pi does), so treat them as read-only.
+
+    Attributes:
+        load_problems: lines of the file that were not used when it was loaded (empty for a clean
+            file or a new session).
+        backup_path: where the original file was kept when opening rewrote it (a migration), else
+            ``None``.
+    """
+
+    def __init__(
+        self,
+        cwd: str,
+        session_dir: str,
+        session_file: str | None,
+        persist: bool,
+        *,
+        session_id: str | None = None,
+        parent_session: str | None = None,
+        preloaded: Sequence[Any] | None = None,
+        preloaded_file: SessionFileContents | None = None,
+        strict: bool = False,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        fsync: bool = False,
+    ) -> None:
+        """Use the class methods; this mirrors Pi's private constructor."""
+        self._cwd = resolve_path(cwd)
+        self._session_dir = normalize_path(session_dir) if session_dir else session_dir
+        self._persist = persist
+        self._strict = strict
+        self._lock_timeout = lock_timeout
+        self._fsync = fsync
+        self._session_id = ""
+        self._session_file: str | None = None
+        self._flushed = False
+        self._header: dict[str, Any] | None = None
+        self._file_entries: list[dict[str, Any]] = []
+        self._entries: list[dict[str, Any]] = []
+        self._by_id: dict[Any, dict[str, Any]] = {}
+        self._labels_by_id: dict[Any, str] = {}
+        self._label_timestamps_by_id: dict[Any, str] = {}
+        self._leaf_id: str | None = None
+        self._has_assistant = False
+        self.load_problems: list[LoadProblem] = []
+        self.backup_path: str | None = None
+        if persist and self._session_dir and not os.path.exists(self._session_dir):
+            os.makedirs(self._session_dir, exist_ok=True)
+
+        if session_file:
+            self._set_session_file(session_file, preloaded_file)
+        elif preloaded:
+            self._load_entries(list(preloaded), session_id=session_id, parent_session=parent_session)
+        else:
+            self.new_session(session_id=session_id, parent_session=parent_session)
+
+    # ------------------------------------------------------------------------------------------
+    # factories
+
+    @classmethod
+    def create(
+        cls,
+        cwd: str,
+        session_dir: str | None = None,
+        *,
+        session_id: str | None = None,
+        parent_session: str | None = None,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        fsync: bool = False,
+    ) -> SessionManager:
+        """A new persisted session for ``cwd`` (Pi's ``SessionManager.create``).
+
+        ``session_dir`` defaults to ``{agent dir}/sessions/--<cwd>--/`` (created). The file name is
+        ``<timestamp>_<session id>.jsonl``; the file appears with the first assistant message.
+        ``session_id`` is a custom id (Pi's ``options.id``; checked by
+        :func:`~pi_nb.session.ids.assert_valid_session_id`).
+        """
+        directory = normalize_path(session_dir) if session_dir else get_default_session_dir(cwd)
+        return cls(
+            cwd,
+            directory,
+            None,
+            True,
+            session_id=session_id,
+            parent_session=parent_session,
+            lock_timeout=lock_timeout,
+            fsync=fsync,
+        )
+
+    @classmethod
+    def open(
+        cls,
+        path: str,
+        session_dir: str | None = None,
+        cwd_override: str | None = None,
+        *,
+        strict: bool = False,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        fsync: bool = False,
+    ) -> SessionManager:
+        """Open a session file (Pi's ``SessionManager.open``).
+
+        * missing file -> a new session that will be written to exactly this path;
+        * empty file -> a fresh header is written into it;
+        * non-empty file that is not a pi session -> :class:`~pi_nb.errors.InvalidSessionFileError`
+          (``Session file is not a valid pi session: {path}``), the file untouched;
+        * an old format (v1, v2) -> migrated to v3 and rewritten (original kept as ``.bak``);
+        * a last line without ``\\n`` -> one is appended.
+
+        The cwd is the header's (or ``cwd_override``); ``session_dir`` (for new and branched
+        sessions) defaults to the file's directory. ``strict`` raises
+        :class:`~pi_nb.errors.SessionFileCorruptError` when any line cannot be used.
+        """
+        resolved = resolve_path(path)
+        contents: SessionFileContents | None = None
+        header: Mapping[str, Any] | None = None
+        if os.path.exists(resolved):
+            contents = read_session_file(resolved)
+            if contents.valid:
+                header = contents.entries[0]
+        if cwd_override is not None:
+            cwd = cwd_override
+        else:
+            header_cwd = header.get("cwd") if header is not None else None
+            cwd = header_cwd if isinstance(header_cwd, str) else os.getcwd()
+        directory = normalize_path(session_dir) if session_dir else os.path.dirname(resolved)
+        return cls(
+            cwd,
+            directory,
+            resolved,
+            True,
+            preloaded_file=contents,
+            strict=strict,
+            lock_timeout=lock_timeout,
+            fsync=fsync,
+        )
+
+    @classmethod
+    def continue_recent(
+        cls,
+        cwd: str,
+        session_dir: str | None = None,
+        *,
+        strict: bool = False,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        fsync: bool = False,
+    ) -> SessionManager:
+        """The most recently modified session of ``cwd``, or a new one (Pi's ``continueRecent``).
+
+        In a custom (flat) ``session_dir`` only sessions whose header cwd is ``cwd`` count.
+        """
+        directory = normalize_path(session_dir) if session_dir else get_default_session_dir(cwd)
+        filter_cwd = session_dir is not None and directory != _default_session_dir_path(cwd)
+        most_recent = find_most_recent_session(directory, cwd if filter_cwd else None)
+        return cls(
+            cwd,
+            directory,
+            most_recent,
+            True,
+            strict=strict,
+            lock_timeout=lock_timeout,
+            fsync=fsync,
+        )
+
+    @classmethod
+    def in_memory(
+        cls,
+        cwd: str | None = None,
+        *,
+        session_id: str | None = None,
+        parent_session: str | None = None,
+        entries: Sequence[Any] | None = None,
+    ) -> SessionManager:
+        """A session that is never written (Pi's ``SessionManager.inMemory(cwd, options, entries)``).
+
+        ``entries`` (file entries, header optional) preloads it: with a header the session takes
+        its id and the entries are migrated in place; without one a new header is made for them.
+        """
+        return cls(
+            cwd if cwd is not None else os.getcwd(),
+            "",
+            None,
+            False,
+            session_id=session_id,
+            parent_session=parent_session,
+            preloaded=entries,
+        )
+
+    @classmethod
+    def fork_from(
+        cls,
+        source_path: str,
+        target_cwd: str,
+        session_dir: str | None = None,
+        *,
+        session_id: str | None = None,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        fsync: bool = False,
+    ) -> SessionManager:
+        """Copy a session (from any project) into a new session of ``target_cwd`` (Pi's ``forkFrom``).
+
+        The new header has the target cwd and ``parentSession`` = the source file; every entry is
+        copied. Unlike Pi, the source entries are migrated first (Pi copies v1/v2 entries under a
+        v3 header, which leaves them without ids).
+        """
+        resolved_source = resolve_path(source_path)
+        resolved_target = resolve_path(target_cwd)
+        contents = read_session_file(resolved_source)
+        if not contents.valid:
+            raise SessionError(f"Cannot fork: source session file is empty or invalid: {resolved_source}")
+        if not contents.ends_with_newline:
+            ensure_trailing_newline(resolved_source, lock_timeout=lock_timeout)
+        source_entries: list[Any] = list(contents.entries)
+        migrate_to_current_version(source_entries)
+        directory = normalize_path(session_dir) if session_dir else get_default_session_dir(resolved_target)
+        os.makedirs(directory, exist_ok=True)
+        if session_id is not None:
+            _ids.assert_valid_session_id(session_id)
+        new_id = session_id if session_id is not None else _ids.create_session_id()
+        timestamp = _ids.now_iso()
+        new_file = os.path.join(directory, session_file_name(timestamp, new_id))
+        header: dict[str, Any] = {
+            "type": "session",
+            "version": CURRENT_SESSION_VERSION,
+            "id": new_id,
+            "timestamp": timestamp,
+            "cwd": resolved_target,
+            "parentSession": resolved_source,
+        }
+        data = serialize_entry(header) + b"".join(
+            serialize_entry(e)
+            for e in source_entries
+            if not (isinstance(e, dict) and e.get("type") == "session")
+        )
+        create_file_exclusive(new_file, data)
+        return cls(resolved_target, directory, new_file, True, lock_timeout=lock_timeout, fsync=fsync)
+
+    # ------------------------------------------------------------------------------------------
+    # loading
+
+    def set_session_file(self, session_file: str) -> None:
+        """Switch to another session file (Pi's ``setSessionFile``, used for resume)."""
+        self._set_session_file(session_file, None)
+
+    def _set_session_file(self, session_file: str, preloaded: SessionFileContents | None) -> None:
+        self._session_file = resolve_path(session_file)
+        self.load_problems = []
+        self.backup_path = None
+        if not os.path.exists(self._session_file):
+            explicit = self._session_file
+            self.new_session()
+            self._session_file = explicit  # keep the path the caller asked for
+            return
+        contents = preloaded if preloaded is not None else read_session_file(self._session_file)
+        self.load_problems = list(contents.problems)
+        if self._strict and contents.problems:
+            raise SessionFileCorruptError(
+                f"Session file has {len(contents.problems)} unusable line(s): {self._session_file}",
+                [(p.line_number, p.reason) for p in contents.problems],
+            )
+        if not contents.valid:
+            explicit = self._session_file
+            if os.stat(explicit).st_size > 0:
+                raise InvalidSessionFileError(f"Session file is not a valid {APP_NAME} session: {explicit}")
+            self.new_session()
+            self._session_file = explicit
+            self._rewrite_file(backup=False)
+            self._flushed = True
+            return
+        if not contents.ends_with_newline:
+            ensure_trailing_newline(self._session_file, lock_timeout=self._lock_timeout)
+        self._load_entries(contents.entries)
+        self._flushed = True
+
+    def new_session(self, session_id: str | None = None, parent_session: str | None = None) -> str | None:
+        """Start a new, empty session in this manager (Pi's ``newSession``); returns its file path
+        (``None`` in memory). Nothing is written yet."""
+        if session_id is not None:
+            _ids.assert_valid_session_id(session_id)
+        self._session_id = session_id if session_id is not None else _ids.create_session_id()
+        timestamp = _ids.now_iso()
+        header: dict[str, Any] = {
+            "type": "session",
+            "version": CURRENT_SESSION_VERSION,
+            "id": self._session_id,
+            "timestamp": timestamp,
+            "cwd": self._cwd,
+        }
+        if parent_session is not None:
+            header["parentSession"] = parent_session
+        self._header = header
+        self._file_entries = [header]
+        self._entries = []
+        self._by_id = {}
+        self._labels_by_id = {}
+        self._label_timestamps_by_id = {}
+        self._leaf_id = None
+        self._has_assistant = False
+        self._flushed = False
+        if self._persist:
+            self._session_file = os.path.join(
+                self._session_dir, session_file_name(timestamp, self._session_id)
+            )
+        return self._session_file
+
+    def _load_entries(
+        self,
+        entries: list[Any],
+        *,
+        session_id: str | None = None,
+        parent_session: str | None = None,
+    ) -> None:
+        header = next((e for e in entries if isinstance(e, dict) and e.get("type") == "session"), None)
+        if header is not None:
+            self._file_entries = [e for e in entries if isinstance(e, dict)]
+            if len(self._file_entries) != len(entries):
+                raise InvalidEntryError("session entries must be objects (dicts)")
+            self._header = header
+            self._session_id = header.get("id")  # type: ignore[assignment]
+            if migrate_to_current_version(self._file_entries):
+                self._rewrite_file(backup=True)
+        else:
+            self.new_session(session_id=session_id, parent_session=parent_session)
+            extra = [e for e in entries if isinstance(e, dict)]
+            if len(extra) != len(entries):
+                raise InvalidEntryError("session entries must be objects (dicts)")
+            self._file_entries = self._file_entries + extra
+        self._build_index()
+
+    def _build_index(self) -> None:
+        by_id: dict[Any, dict[str, Any]] = {}
+        labels: dict[Any, Any] = {}
+        label_ts: dict[Any, Any] = {}
+        entries: list[dict[str, Any]] = []
+        leaf: Any = None
+        has_assistant = False
+        for entry in self._file_entries:
+            etype = entry.get("type")
+            if etype == "session":
+                continue
+            entries.append(entry)
+            eid = entry.get("id")
+            try:
+                by_id[eid] = entry
+            except TypeError:
+                raise InvalidEntryError(f"session entry id must be a string, got {eid!r:.80}") from None
+            leaf = eid
+            if etype == "label":
+                target = entry.get("targetId")
+                label = entry.get("label")
+                try:
+                    if _js_truthy(label):
+                        labels[target] = label
+                        label_ts[target] = entry.get("timestamp")
+                    else:
+                        labels.pop(target, None)
+                        label_ts.pop(target, None)
+                except TypeError:  # an unhashable targetId cannot name an entry
+                    pass
+            elif not has_assistant and etype == "message":
+                has_assistant = _is_assistant_entry(entry)
+        self._entries = entries
+        self._by_id = by_id
+        self._labels_by_id = labels
+        self._label_timestamps_by_id = label_ts
+        self._leaf_id = leaf
+        self._has_assistant = has_assistant
+
+    def _file_bytes(self, extra: Sequence[Mapping[str, Any]] = ()) -> bytes:
+        return b"".join(serialize_entry(e) for e in self._file_entries) + b"".join(
+            serialize_entry(e) for e in extra
+        )
+
+    def _rewrite_file(self, *, backup: bool) -> None:
+        if not self._persist or not self._session_file:
+            return
+        made = rewrite_file_atomic(self._session_file, self._file_bytes(), backup=backup)
+        if made is not None:
+            self.backup_path = made
+
+    # ------------------------------------------------------------------------------------------
+    # simple getters
+
+    def is_persisted(self) -> bool:
+        return self._persist
+
+    def get_cwd(self) -> str:
+        return self._cwd
+
+    def get_session_dir(self) -> str:
+        return self._session_dir
+
+    def uses_default_session_dir(self) -> bool:
+        return self._session_dir == _default_session_dir_path(self._cwd)
+
+    def get_session_id(self) -> str:
+        return self._session_id
+
+    def get_session_file(self) -> str | None:
+        return self._session_file
+
+    def get_header(self) -> SessionHeader | None:
+        """The header dict (``None`` only for a degenerate in-memory list without one)."""
+        return cast(SessionHeader | None, self._header)
+
+    # ------------------------------------------------------------------------------------------
+    # appending
+
+    def _persist_entry(self, entry: dict[str, Any]) -> None:
+        if not self._persist or not self._session_file:
+            return
+        has_assistant = self._has_assistant or _is_assistant_entry(entry)
+        if not has_assistant:
+            if self._flushed:
+                self._append_line(entry)
+            return
+        if not self._flushed:
+            create_file_exclusive(self._session_file, self._file_bytes([entry]))
+            self._flushed = True
+        else:
+            self._append_line(entry)
+
+    def _append_line(self, entry: Mapping[str, Any]) -> None:
+        assert self._session_file is not None
+        data = serialize_entry(entry)
+        try:
+            append_to_file(self._session_file, data, lock_timeout=self._lock_timeout, fsync=self._fsync)
+        except FileNotFoundError:
+            # The file was deleted under us. Pi would re-create it holding only this line (no
+            # header: not a session any more); write the whole session again instead.
+            create_file_exclusive(self._session_file, self._file_bytes([entry]))
+
+    def _append_entry(self, entry: dict[str, Any]) -> None:
+        # Persist first: if writing fails, the session in memory stays as it was.
+        self._persist_entry(entry)
+        self._file_entries.append(entry)
+        self._entries.append(entry)
+        self._by_id[entry["id"]] = entry
+        self._leaf_id = entry["id"]
+        if not self._has_assistant and _is_assistant_entry(entry):
+            self._has_assistant = True
+
+    def _base(self, etype: str) -> dict[str, Any]:
+        return {
+            "type": etype,
+            "id": _ids.generate_id(self._by_id),
+            "parentId": self._leaf_id,
+            "timestamp": _ids.now_iso(),
+        }
+
+    def append_message(self, message: Mapping[str, Any]) -> str:
+        """Append a message (``user``, ``assistant``, ``toolResult``, ``bashExecution``, ``custom``)
+        as a child of the leaf; returns the new entry id.
+
+        The message dict is stored as given (not copied). Compaction and branch summaries are not
+        messages in the file: use :meth:`append_compaction` / :meth:`branch_with_summary`.
+        """
+        if not isinstance(message, Mapping):
+            raise InvalidEntryError(f"message must be a dict, got {type(message).__name__}")
+        if message.get("role") in _SUMMARY_ROLES:
+            raise InvalidEntryError(
+                f"a {message.get('role')} message is not appended as a message entry; "
+                "use append_compaction() or branch_with_summary()"
+            )
+        entry = self._base("message")
+        entry["message"] = message if isinstance(message, dict) else dict(message)
+        self._append_entry(entry)
+        return cast(str, entry["id"])
+
+    def append_thinking_level_change(self, thinking_level: str) -> str:
+        """Append a ``thinking_level_change``; returns its id."""
+        entry = self._base("thinking_level_change")
+        entry["thinkingLevel"] = thinking_level
+        self._append_entry(entry)
+        return cast(str, entry["id"])
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        """Append a ``model_change`` (``provider``, ``modelId``); returns its id."""
+        entry = self._base("model_change")
+        entry["provider"] = provider
+        entry["modelId"] = model_id
+        self._append_entry(entry)
+        return cast(str, entry["id"])
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: Any = UNDEFINED,
+        from_hook: bool | Undefined | None = UNDEFINED,
+        usage: Mapping[str, Any] | Undefined | None = UNDEFINED,
+    ) -> str:
+        """Append a ``compaction`` entry; returns its id.
+
+        Keys in Pi's order: ``summary, firstKeptEntryId, tokensBefore, details?, usage?, fromHook?``.
+        """
+        entry = self._base("compaction")
+        entry["summary"] = summary
+        entry["firstKeptEntryId"] = first_kept_entry_id
+        entry["tokensBefore"] = tokens_before
+        _put(entry, "details", details)
+        _put(entry, "usage", _omit_none(usage))
+        _put(entry, "fromHook", _omit_none(from_hook))
+        self._append_entry(entry)
+        return cast(str, entry["id"])
+
+    def append_custom_entry(self, custom_type: str, data: Any = UNDEFINED) -> str:
+        """Append a ``custom`` entry (extension state, never in the LLM context); returns its id.
+
+        Pi writes it as ``type, customType, data?, id, parentId, timestamp``.
+        """
+        entry: dict[str, Any] = {"type": "custom", "customType": custom_type}
+        _put(entry, "data", data)
+        entry["id"] = _ids.generate_id(self._by_id)
+        entry["parentId"] = self._leaf_id
+        entry["timestamp"] = _ids.now_iso()
+        self._append_entry(entry)
+        return cast(str, entry["id"])
+
+    def append_session_info(self, name: str) -> str:
+        """Append a ``session_info`` entry naming the session; returns its id.
+
+        Runs of ``\\r``/``\\n`` become one space and the name is trimmed; an empty name clears it.
+        """
+        if not isinstance(name, str):
+            raise InvalidEntryError(f"session name must be a string, got {type(name).__name__}")
+        sanitized = _js_trim(_NEWLINES.sub(" ", name))
+        entry = self._base("session_info")
+        entry["name"] = sanitized
+        self._append_entry(entry)
+        return cast(str, entry["id"])
+
+    def get_session_name(self) -> str | None:
+        """The name from the latest ``session_info`` entry (``None`` if none, or if it was cleared)."""
+        for entry in reversed(self._entries):
+            if entry.get("type") == "session_info":
+                name = entry.get("name")
+                trimmed = _js_trim(name) if isinstance(name, str) else None
+                return trimmed or None
+        return None
+
+    def append_custom_message_entry(
+        self,
+        custom_type: str,
+        content: str | Sequence[Mapping[str, Any]],
+        display: bool,
+        details: Any = UNDEFINED,
+    ) -> str:
+        """Append a ``custom_message`` entry (an extension message that *is* in the LLM context, as a
+        user message); returns its id.
+
+        Pi writes it as ``type, customType, content, display, details?, id, parentId, timestamp``.
+        """
+        entry: dict[str, Any] = {
+            "type": "custom_message",
+            "customType": custom_type,
+            "content": content if isinstance(content, (str, list)) else list(content),
+            "display": display,
+        }
+        _put(entry, "details", details)
+        entry["id"] = _ids.generate_id(self._by_id)
+        entry["parentId"] = self._leaf_id
+        entry["timestamp"] = _ids.now_iso()
+        self._append_entry(entry)
+        return cast(str, entry["id"])
+
+    def append_label_change(self, target_id: str, label: str | Undefined | None = UNDEFINED) -> str:
+        """Set (or, with no/empty label, clear) the label of an entry; returns the label entry's id.
+
+        The label entry is appended like any other (it becomes the leaf). Unknown target ->
+        :class:`~pi_nb.errors.EntryNotFoundError` (``Entry {id} not found``).
+        """
+        if target_id not in self._by_id:
+            raise EntryNotFoundError(f"Entry {target_id} not found")
+        label = _omit_none(label)
+        entry = self._base("label")
+        entry["targetId"] = target_id
+        _put(entry, "label", label)
+        self._append_entry(entry)
+        if label:
+            self._labels_by_id[target_id] = cast(str, label)
+            self._label_timestamps_by_id[target_id] = entry["timestamp"]
+        else:
+            self._labels_by_id.pop(target_id, None)
+            self._label_timestamps_by_id.pop(target_id, None)
+        return cast(str, entry["id"])
+
+    def get_label(self, entry_id: str) -> str | None:
+        """The current label of an entry, if any."""
+        return self._labels_by_id.get(entry_id)
+
+    # ------------------------------------------------------------------------------------------
+    # tree traversal
+
+    def get_leaf_id(self) -> str | None:
+        return self._leaf_id
+
+    def get_leaf_entry(self) -> SessionEntry | None:
+        return cast(SessionEntry | None, self._by_id.get(self._leaf_id) if self._leaf_id else None)
+
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
+        """The entry with this id, or ``None`` (Pi returns ``undefined``)."""
+        try:
+            return cast(SessionEntry | None, self._by_id.get(entry_id))
+        except TypeError:
+            return None
+
+    def get_children(self, parent_id: str) -> list[SessionEntry]:
+        """Direct children of an entry, in file order."""
+        return cast(list[SessionEntry], [e for e in self._by_id.values() if e.get("parentId") == parent_id])
+
+    def get_branch(self, from_id: str | None = None) -> list[SessionEntry]:
+        """Entries from the root to ``from_id`` (default: the leaf), following ``parentId``; the
+        walk stops at a missing parent. ``[]`` for an unknown id or an empty leaf."""
+        start = from_id if from_id is not None else self._leaf_id
+        return get_branch_entries(self._entries, start, self._by_id)
+
+    def build_context_entries(self) -> list[SessionEntry]:
+        """The compaction-aware entries behind :meth:`build_session_context`."""
+        return build_context_entries(self._entries, self._leaf_id, self._by_id)
+
+    def build_session_context(self) -> SessionContext:
+        """What the LLM sees at the current leaf: messages, thinking level, model."""
+        return build_session_context(self._entries, self._leaf_id, self._by_id)
+
+    def get_entries(self) -> list[SessionEntry]:
+        """Every entry except the header, in file order (a new list; the dicts are shared)."""
+        return cast(list[SessionEntry], list(self._entries))
+
+    def get_file_entries(self) -> list[FileEntry]:
+        """Header and entries, as they are (or would be) in the file."""
+        return cast(list[FileEntry], list(self._file_entries))
+
+    def get_tree(self) -> list[SessionTreeNode]:
+        """The session as a forest: roots are entries whose parent is null, themselves, or missing.
+
+        Children are sorted by timestamp, oldest first (stable); nodes carry resolved labels.
+        """
+        entries = self._entries
+        children_of: dict[int, list[dict[str, Any]]] = {}
+        node_entry: dict[Any, dict[str, Any]] = {}
+        for entry in entries:
+            try:
+                node_entry[entry.get("id")] = entry
+            except TypeError:
+                continue
+        roots: list[dict[str, Any]] = []
+        for entry in entries:
+            eid = entry.get("id")
+            me = node_entry.get(eid, entry)
+            parent_id = entry.get("parentId", UNDEFINED)
+            if parent_id is None or parent_id == eid:
+                roots.append(me)
+                continue
+            parent = None
+            if not isinstance(parent_id, Undefined):
+                try:
+                    parent = node_entry.get(parent_id)
+                except TypeError:
+                    parent = None
+            if parent is not None:
+                children_of.setdefault(id(parent), []).append(me)
+            else:
+                roots.append(me)
+
+        for kids in children_of.values():
+            if len(kids) > 1:
+                kids[:] = _sort_by_timestamp(kids)
+
+        # build frozen nodes bottom-up without recursion
+        built: dict[int, SessionTreeNode] = {}
+        labels = self._labels_by_id
+        label_ts = self._label_timestamps_by_id
+        visiting: set[int] = set()
+        for root in roots:
+            stack: list[tuple[dict[str, Any], bool]] = [(root, False)]
+            while stack:
+                entry, expanded = stack.pop()
+                key = id(entry)
+                if key in built:
+                    continue
+                kids = children_of.get(key, [])
+                if not expanded:
+                    if key in visiting:
+                        continue  # a parentId cycle: Pi's tree has no root for it either
+                    visiting.add(key)
+                    stack.append((entry, True))
+                    stack.extend((k, False) for k in reversed(kids) if id(k) not in built)
+                    continue
+                eid = entry.get("id")
+                try:
+                    label = labels.get(eid)
+                    lts = label_ts.get(eid)
+                except TypeError:
+                    label = lts = None
+                built[key] = SessionTreeNode(
+                    entry=cast(SessionEntry, entry),
+                    children=tuple(built[id(k)] for k in kids if id(k) in built),
+                    label=label,
+                    label_timestamp=lts,
+                )
+        return [built[id(r)] for r in roots if id(r) in built]
+
+    # ------------------------------------------------------------------------------------------
+    # branching
+
+    def branch(self, branch_from_id: str) -> None:
+        """Move the leaf to an earlier entry; the next append starts a new branch there."""
+        if branch_from_id not in self._by_id:
+            raise EntryNotFoundError(f"Entry {branch_from_id} not found")
+        self._leaf_id = branch_from_id
+
+    def reset_leaf(self) -> None:
+        """Move the leaf before the first entry: the next append is a new root (``parentId: null``)."""
+        self._leaf_id = None
+
+    def branch_with_summary(
+        self,
+        branch_from_id: str | None,
+        summary: str,
+        details: Any = UNDEFINED,
+        from_hook: bool | Undefined | None = UNDEFINED,
+        usage: Mapping[str, Any] | Undefined | None = UNDEFINED,
+    ) -> str:
+        """Branch to ``branch_from_id`` (``None``: a new root) and append a ``branch_summary`` of the
+        path being left; returns its id.
+
+        Its ``fromId`` is the leaf *before* the call (``"root"`` when there was none) -- Pi 0.85's
+        rule (earlier versions stored the target). Keys: ``fromId, summary, details?, usage?,
+        fromHook?``.
+        """
+        if branch_from_id is not None and branch_from_id not in self._by_id:
+            raise EntryNotFoundError(f"Entry {branch_from_id} not found")
+        from_id = self._leaf_id if self._leaf_id is not None else "root"
+        previous_leaf = self._leaf_id
+        self._leaf_id = branch_from_id
+        entry = self._base("branch_summary")
+        entry["fromId"] = from_id
+        entry["summary"] = summary
+        _put(entry, "details", details)
+        _put(entry, "usage", _omit_none(usage))
+        _put(entry, "fromHook", _omit_none(from_hook))
+        try:
+            self._append_entry(entry)
+        except BaseException:
+            self._leaf_id = previous_leaf
+            raise
+        return cast(str, entry["id"])
+
+    def create_branched_session(self, leaf_id: str) -> str | None:
+        """Replace this session by a new one holding only the root -> ``leaf_id`` path.
+
+        The new session gets a new id and file (``parentSession`` = the old file); label entries on
+        the path are dropped and the path re-chained around them (a compaction whose
+        ``firstKeptEntryId`` was a dropped label points at the next kept entry), then the labels
+        of the kept entries are re-appended at the end. The file is written now if the path has
+        an assistant message, else with the first one (Pi's persistence rule). Returns the new
+        file path (``None`` in memory).
+        """
+        previous_file = self._session_file
+        path = self.get_branch(leaf_id)
+        if not path:
+            raise EntryNotFoundError(f"Entry {leaf_id} not found")
+
+        path_without_labels: list[dict[str, Any]] = []
+        replacement_by_label_id: dict[Any, Any] = {}
+        pending_label_ids: list[Any] = []
+        path_parent_id: Any = None
+        for entry in cast(list[dict[str, Any]], path):
+            if entry.get("type") == "label":
+                pending_label_ids.append(entry.get("id"))
+                continue
+            for label_id in pending_label_ids:
+                replacement_by_label_id[label_id] = entry.get("id")
+            pending_label_ids.clear()
+            copy = {**entry, "parentId": path_parent_id}
+            if entry.get("type") == "compaction":
+                first_kept = entry.get("firstKeptEntryId", UNDEFINED)
+                try:
+                    replacement = replacement_by_label_id.get(first_kept, UNDEFINED)
+                except TypeError:
+                    replacement = UNDEFINED
+                if replacement is not UNDEFINED:
+                    copy["firstKeptEntryId"] = replacement
+            path_without_labels.append(copy)
+            path_parent_id = entry.get("id")
+
+        new_session_id = _ids.create_session_id()
+        timestamp = _ids.now_iso()
+        new_file = os.path.join(self._session_dir, session_file_name(timestamp, new_session_id))
+        header: dict[str, Any] = {
+            "type": "session",
+            "version": CURRENT_SESSION_VERSION,
+            "id": new_session_id,
+            "timestamp": timestamp,
+            "cwd": self._cwd,
+        }
+        if self._persist and previous_file is not None:
+            header["parentSession"] = previous_file
+
+        path_entry_ids = {e.get("id") for e in path_without_labels}
+        labels_to_write = [
+            (target, label, self._label_timestamps_by_id[target])
+            for target, label in self._labels_by_id.items()
+            if target in path_entry_ids
+        ]
+        parent_id: Any = path_without_labels[-1].get("id") if path_without_labels else None
+        parent_id = parent_id or None
+        label_entries: list[dict[str, Any]] = []
+        for target, label, label_timestamp in labels_to_write:
+            label_entry = {
+                "type": "label",
+                "id": _ids.generate_id(set(path_entry_ids)),  # type: ignore[arg-type]
+                "parentId": parent_id,
+                "timestamp": label_timestamp,
+                "targetId": target,
+                "label": label,
+            }
+            path_entry_ids.add(label_entry["id"])
+            label_entries.append(label_entry)
+            parent_id = label_entry["id"]
+
+        self._header = header
+        self._file_entries = [header, *path_without_labels, *label_entries]
+        self._session_id = new_session_id
+        if self._persist:
+            self._session_file = new_file
+        self._build_index()
+        if not self._persist:
+            return None
+        if self._has_assistant:
+            create_file_exclusive(new_file, self._file_bytes())
+            self._flushed = True
+        else:
+            self._flushed = False
+        return new_file

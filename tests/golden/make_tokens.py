@@ -676,6 +676,13 @@ CALC_CASES: list[tuple[str, Any]] = [
         {**mock_usage(10, 20), "totalTokens": 0, "cacheWrite1h": 50, "reasoning": 7},
     ),
     ("huge", mock_usage(10**12, 10**12, 10**12, 10**12)),
+    (
+        "all parts null",
+        {"input": None, "output": None, "cacheRead": None, "cacheWrite": None, "totalTokens": None},
+    ),
+    ("usage null throws", None),
+    ("usage number is NaN", 5),
+    ("usage string is NaN", "abc"),
     ("deviation: fractional total", {**mock_usage(1, 2), "totalTokens": 10.5}),
     ("deviation: string total", {**mock_usage(1, 2), "totalTokens": "5"}),
     (
@@ -739,6 +746,26 @@ ESTIMATE_CONTEXT_CASES: list[tuple[str, Any]] = [
             },
         ),
     ),
+    (
+        "no stopReason counts",
+        ectx(
+            asst([], mock_usage(100, 0)),
+            {k: v for k, v in asst([], mock_usage(9, 0)).items() if k != "stopReason"},
+        ),
+    ),
+    ("string usage skipped", ectx(asst([], mock_usage(100, 0)), {**asst([]), "usage": "abc"})),
+    ("numeric usage skipped", ectx(asst([], mock_usage(100, 0)), {**asst([]), "usage": 7})),
+    (
+        "usage with null total and parts",
+        ectx(
+            asst([], mock_usage(100, 0)),
+            {
+                **asst([]),
+                "usage": {"input": 3, "output": None, "cacheRead": 0, "cacheWrite": 0, "totalTokens": None},
+            },
+        ),
+    ),
+    ("null message throws", ectx(asst([], mock_usage(100, 0)), None)),
     ("trailing message throws", ectx(asst([], mock_usage(100, 0)), user(None))),
     ("a bad message before the usage is never estimated", ectx(user(None), asst([], mock_usage(100, 0)))),
 ]

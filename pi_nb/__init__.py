@@ -15,6 +15,8 @@ from pi_nb import errors
 from pi_nb.errors import *  # noqa: F403
 
 # --- truncation (pi_nb/truncation.py) ---
+from pi_nb import truncation as _truncation
+from pi_nb.truncation import *  # noqa: F403
 # --- tokens (pi_nb/tokens.py) ---
 from pi_nb import tokens as _tokens
 from pi_nb.tokens import *  # noqa: F403
@@ -39,6 +41,7 @@ __version__ = "0.1.0"
 __all__ = sorted(
     [
         *errors.__all__,
+        *_truncation.__all__,
         *_tokens.__all__,
         *_messages.__all__,
         *_session.__all__,

@@ -16,6 +16,7 @@ be done, and retrying the same call will not help without a change.
     │   ├── InvalidSessionIdError         a custom session id that breaks Pi's rule
     │   └── SessionLockedError            another process is appending to the same file
     ├── TokenizerError                    a bundled tiktoken encoding is missing or fails its sha256 check
+    ├── TruncationError                   bad arguments to truncate_head/tail/line, format_size, OutputAccumulator
     ├── InvalidMessageError               a message, content block or usage not shaped as Pi's types say
     ├── ResourceError                     context files, settings, skills, prompts
     │   ├── TrustStoreError               trust.json unreadable or invalid (never overwritten)
@@ -27,7 +28,8 @@ be done, and retrying the same call will not help without a change.
     │   └── CompactionCancelledError      "Compaction cancelled"
     ├── ToolError                         a tool could not run (its text becomes the error tool result)
     │   ├── ToolValidationError           'Validation failed for tool "{name}": ...' (schema check of the arguments)
-    │   └── UnknownToolError              "Unknown tool name: {name}"
+    │   ├── UnknownToolError              "Unknown tool name: {name}"
+    │   └── OutputAccumulatorError        append after finish()/close(), or the full-output temp file failed
     ├── ProviderError                     a model provider failed outside a normal stop reason
     │   └── MissingDependencyError        an optional extra (openai, anthropic, dask) is not installed
     └── AgentError                        misuse of the agent loop or AgentSession
@@ -48,6 +50,7 @@ __all__ = [
     "InvalidSessionIdError",
     "MissingDependencyError",
     "NothingToCompactError",
+    "OutputAccumulatorError",
     "PiNbError",
     "ProjectNotTrustedError",
     "ProviderError",
@@ -59,6 +62,7 @@ __all__ = [
     "TokenizerError",
     "ToolError",
     "ToolValidationError",
+    "TruncationError",
     "TrustStoreError",
     "UnknownToolError",
 ]
@@ -115,6 +119,10 @@ class TokenizerError(PiNbError):
     """A bundled tiktoken encoding is missing, unreadable or fails its sha256 check."""
 
 
+class TruncationError(PiNbError, ValueError):
+    """A truncation helper got an argument of the wrong type, or one Pi itself throws on."""
+
+
 class InvalidMessageError(PiNbError, ValueError):
     """A message, content block or usage object that does not have the shape Pi's types describe.
 
@@ -168,6 +176,10 @@ class UnknownToolError(ToolError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
+
+
+class OutputAccumulatorError(ToolError):
+    """An OutputAccumulator was appended to after finish()/close(), or its temp file could not be written."""
 
 
 class ProviderError(PiNbError):

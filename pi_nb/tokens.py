@@ -443,7 +443,7 @@ def _build_encoding(name: str, data: bytes, source: str) -> tiktoken.Encoding:
 
 
 def _read_bundled(name: str) -> tuple[bytes, str]:
-    resource = resources.files("pi_nb").joinpath("_data", _SPECS[name].file)
+    resource = resources.files("pi_nb").joinpath("_data").joinpath(_SPECS[name].file)
     try:
         return resource.read_bytes(), str(resource)
     except OSError as exc:

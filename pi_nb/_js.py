@@ -55,11 +55,10 @@ _ANY_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 def utf16_len(s: str) -> int:
     """``s.length`` in JavaScript: UTF-16 code units (astral characters count 2)."""
-    n = len(s)
     if s.isascii():
-        return n
-    # every code point above U+FFFF takes a second code unit
-    return n + sum(1 for ch in s if ord(ch) > 0xFFFF)
+        return len(s)
+    # surrogatepass: a lone surrogate is one code unit, as in JS
+    return len(s.encode("utf-16-le", "surrogatepass")) >> 1
 
 
 def js_utf8_encode(s: str) -> bytes:

@@ -21,6 +21,7 @@ be done, and retrying the same call will not help without a change.
     ├── ResourceError                     context files, settings, skills, prompts
     │   ├── TrustStoreError               trust.json unreadable or invalid (never overwritten)
     │   ├── ProjectNotTrustedError        "Project is not trusted; refusing to write project settings"
+    │   ├── SettingsFileError             settings.json unreadable, not a JSON object, or locked
     │   └── FrontmatterError              YAML frontmatter that does not parse
     ├── CompactionError                   compaction and branch summaries
     │   ├── NothingToCompactError         "Nothing to compact (session too small)" / "Already compacted"
@@ -58,6 +59,7 @@ __all__ = [
     "SessionError",
     "SessionFileCorruptError",
     "SessionLockedError",
+    "SettingsFileError",
     "SummarizationError",
     "TokenizerError",
     "ToolError",
@@ -141,6 +143,11 @@ class TrustStoreError(ResourceError):
 
 class ProjectNotTrustedError(ResourceError):
     """A write to project settings of an untrusted project."""
+
+
+class SettingsFileError(ResourceError):
+    """A settings.json could not be read, parsed or locked; the manager keeps it for
+    ``drain_errors()`` and leaves the file untouched."""
 
 
 class FrontmatterError(ResourceError, ValueError):

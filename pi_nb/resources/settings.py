@@ -1,0 +1,624 @@
+"""Settings: ``{agent_dir}/settings.json`` deep-merged with the project's ``.pi/settings.json``
+(Pi's ``core/settings-manager.ts``, the parts context engineering needs).
+
+* Global settings always load. Project settings load only when the project is trusted
+  (``project_trusted``; Pi's default for a bare manager is *trusted*). Untrusted, they read as
+  ``{}`` and every project write raises
+  :class:`~pi_nb.errors.ProjectNotTrustedError` ``"Project is not trusted; refusing to write
+  project settings"``.
+* Merge: project values override global ones; nested objects merge key by key (so a project
+  ``{"compaction": {"reserveTokens": 8000}}`` keeps the global ``keepRecentTokens``); arrays and
+  scalars are replaced whole.
+* ``defaultProjectTrust`` is read from the **global** file only -- a project cannot vote itself
+  trusted -- and anything but ``"always"``/``"never"`` means ``"ask"``.
+* A file that is not valid JSON (or not a JSON object) is reported, not fatal: the scope reads as
+  ``{}``, the error is kept for :meth:`SettingsManager.drain_errors`, and that scope is then never
+  written (so a broken file is not overwritten with defaults). Pi does the same.
+* Writes change memory at once and persist only the fields changed in this session, merged into
+  the file's current content under ``settings.json.lock`` (10 x 20 ms retries), so two processes
+  editing different keys do not clobber each other. pi_nb writes synchronously, through a temp
+  file and ``os.replace``; a persistence failure is recorded for :meth:`drain_errors` (Pi's
+  asynchronous write queue records it the same way).
+
+Only the settings pi_nb uses have getters (compaction, branch summary, retry, project trust,
+images, resource path lists, a few defaults); :meth:`SettingsManager.get` reads any other key of
+the merged settings.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+
+from pi_nb.errors import ProjectNotTrustedError, SettingsFileError
+from pi_nb.resources.paths import (
+    CONFIG_DIR_NAME,
+    LockContendedError,
+    js_stringify_pretty,
+    json_parse,
+    node_join,
+    normalize_path,
+    path_exists,
+    pi_file_lock,
+    read_text_js,
+    resolve_path,
+    strip_bom,
+    write_file_atomic,
+)
+
+if TYPE_CHECKING:
+    from pi_nb.compaction.settings import BranchSummarySettings, CompactionSettings, RetrySettings
+
+__all__ = [
+    "FileSettingsStorage",
+    "InMemorySettingsStorage",
+    "SettingsErrorRecord",
+    "SettingsManager",
+    "SettingsScope",
+    "SettingsStorage",
+]
+
+SettingsScope: TypeAlias = Literal["global", "project"]
+Settings: TypeAlias = dict[str, Any]
+
+_UNTRUSTED_WRITE = "Project is not trusted; refusing to write project settings"
+
+
+def deep_merge_settings(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> Settings:
+    """Pi's ``deepMergeSettings``: overrides win, nested objects merge recursively."""
+    result: Settings = dict(base)
+    for key, override_value in overrides.items():
+        base_value = base.get(key)
+        if isinstance(base_value, dict) and isinstance(override_value, dict):
+            result[key] = deep_merge_settings(base_value, override_value)
+        else:
+            result[key] = override_value
+    return result
+
+
+def migrate_settings(settings: Settings) -> Settings:
+    """Pi's ``migrateSettings`` (in place): ``queueMode`` -> ``steeringMode``, ``websockets`` ->
+    ``transport``, the old ``skills`` object -> a path list, ``retry.maxDelayMs`` ->
+    ``retry.provider.maxRetryDelayMs``."""
+    if "queueMode" in settings and "steeringMode" not in settings:
+        settings["steeringMode"] = settings.pop("queueMode")
+    if "transport" not in settings and isinstance(settings.get("websockets"), bool):
+        settings["transport"] = "websocket" if settings.pop("websockets") else "sse"
+    skills = settings.get("skills")
+    if "skills" in settings and isinstance(skills, dict):
+        if "enableSkillCommands" in skills and settings.get("enableSkillCommands") is None:
+            settings["enableSkillCommands"] = skills["enableSkillCommands"]
+        custom = skills.get("customDirectories")
+        if isinstance(custom, list) and len(custom) > 0:
+            settings["skills"] = custom
+        else:
+            del settings["skills"]
+    retry = settings.get("retry")
+    if isinstance(retry, dict):
+        provider = retry.get("provider") if isinstance(retry.get("provider"), dict) else None
+        max_delay = retry.get("maxDelayMs")
+        if (
+            isinstance(max_delay, (int, float))
+            and not isinstance(max_delay, bool)
+            and (provider is None or provider.get("maxRetryDelayMs") is None)
+        ):
+            retry["provider"] = {**(provider or {}), "maxRetryDelayMs": max_delay}
+        retry.pop("maxDelayMs", None)
+    return settings
+
+
+def _parse_settings(content: str, where: str) -> Settings:
+    try:
+        parsed = json_parse(strip_bom(content))
+    except ValueError as error:
+        raise SettingsFileError(f"Invalid JSON in {where}: {error}") from error
+    if not isinstance(parsed, dict):
+        raise SettingsFileError(f"Invalid settings in {where}: expected an object")
+    return migrate_settings(parsed)
+
+
+class SettingsStorage(Protocol):
+    """Where settings live: ``with_lock(scope, fn)`` gives ``fn`` the current text (or ``None``)
+    and writes what ``fn`` returns (``None`` = no write), atomically with respect to other users."""
+
+    def with_lock(self, scope: SettingsScope, fn: Callable[[str | None], str | None]) -> None: ...
+
+
+class FileSettingsStorage:
+    """Pi's ``FileSettingsStorage``: ``{agent_dir}/settings.json`` and ``{cwd}/.pi/settings.json``.
+
+    The lock (``settings.json.lock``) is taken only when the file exists or is being written, and
+    the project's ``.pi`` directory is created only when something is actually written.
+    """
+
+    def __init__(self, cwd: str, agent_dir: str) -> None:
+        self.global_settings_path = node_join(resolve_path(agent_dir), "settings.json")
+        self.project_settings_path = node_join(resolve_path(cwd), CONFIG_DIR_NAME, "settings.json")
+
+    def path_for(self, scope: SettingsScope) -> str:
+        return self.global_settings_path if scope == "global" else self.project_settings_path
+
+    def with_lock(self, scope: SettingsScope, fn: Callable[[str | None], str | None]) -> None:
+        path = self.path_for(scope)
+        lock_path = f"{path}.lock"
+        try:
+            if path_exists(path):
+                with pi_file_lock(lock_path):
+                    next_text = fn(read_text_js(path))
+                    if next_text is not None:
+                        write_file_atomic(path, next_text)
+                return
+            next_text = fn(None)
+            if next_text is None:
+                return
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with pi_file_lock(lock_path):
+                write_file_atomic(path, next_text)
+        except LockContendedError as error:
+            raise SettingsFileError(str(error)) from error
+        except OSError as error:
+            raise SettingsFileError(f"{path}: {error}") from error
+
+
+class InMemorySettingsStorage:
+    """Pi's ``InMemorySettingsStorage``: two strings, no files."""
+
+    def __init__(self) -> None:
+        self._text: dict[str, str | None] = {"global": None, "project": None}
+
+    def with_lock(self, scope: SettingsScope, fn: Callable[[str | None], str | None]) -> None:
+        next_text = fn(self._text[scope])
+        if next_text is not None:
+            self._text[scope] = next_text
+
+
+@dataclass(frozen=True)
+class SettingsErrorRecord:
+    """Pi's ``SettingsError``: a load or save failure kept for :meth:`SettingsManager.drain_errors`."""
+
+    scope: SettingsScope
+    error: Exception
+    path: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"scope": self.scope, "error": str(self.error)}
+        if self.path is not None:
+            out["path"] = self.path
+        return out
+
+
+def _storage_path(storage: SettingsStorage, scope: SettingsScope) -> str | None:
+    if isinstance(storage, FileSettingsStorage):
+        return storage.path_for(scope)
+    return None
+
+
+def _load(storage: SettingsStorage, scope: SettingsScope, project_trusted: bool = True) -> Settings:
+    if scope == "project" and not project_trusted:
+        return {}
+    box: list[str | None] = [None]
+
+    def read(current: str | None) -> None:
+        box[0] = current
+        return None
+
+    storage.with_lock(scope, read)
+    content = box[0]
+    if not content:
+        return {}
+    return _parse_settings(content, _storage_path(storage, scope) or f"{scope} settings")
+
+
+def _try_load(
+    storage: SettingsStorage, scope: SettingsScope, project_trusted: bool = True
+) -> tuple[Settings, Exception | None]:
+    try:
+        return _load(storage, scope, project_trusted), None
+    except (SettingsFileError, OSError) as error:
+        return {}, error
+
+
+class SettingsManager:
+    """Pi's ``SettingsManager``: global + (trusted) project settings, merged.
+
+    Build one with :meth:`create` (files), :meth:`in_memory` (tests, notebooks without a home
+    directory) or :meth:`from_storage`.
+    """
+
+    def __init__(
+        self,
+        storage: SettingsStorage,
+        initial_global: Settings,
+        initial_project: Settings,
+        global_load_error: Exception | None = None,
+        project_load_error: Exception | None = None,
+        initial_errors: list[SettingsErrorRecord] | None = None,
+        project_trusted: bool = True,
+    ) -> None:
+        self._storage = storage
+        self._global: Settings = initial_global
+        self._project: Settings = initial_project
+        self._project_trusted = project_trusted
+        self._global_load_error = global_load_error
+        self._project_load_error = project_load_error
+        self._errors: list[SettingsErrorRecord] = list(initial_errors or [])
+        self._modified: dict[SettingsScope, dict[str, set[str] | None]] = {"global": {}, "project": {}}
+        self._settings: Settings = deep_merge_settings(self._global, self._project)
+
+    # --- construction
+
+    @classmethod
+    def create(
+        cls, cwd: str, agent_dir: str | None = None, *, project_trusted: bool = True
+    ) -> SettingsManager:
+        """Settings from ``{agent_dir}/settings.json`` and ``{cwd}/.pi/settings.json``.
+
+        ``agent_dir`` defaults to :func:`pi_nb.session.paths.get_agent_dir` (``$PI_CODING_AGENT_DIR``
+        or ``~/.pi/agent``).
+        """
+        if agent_dir is None:
+            from pi_nb.session.paths import get_agent_dir
+
+            agent_dir = get_agent_dir()
+        return cls.from_storage(FileSettingsStorage(cwd, agent_dir), project_trusted=project_trusted)
+
+    @classmethod
+    def from_storage(cls, storage: SettingsStorage, *, project_trusted: bool = True) -> SettingsManager:
+        global_settings, global_error = _try_load(storage, "global")
+        project_settings, project_error = _try_load(storage, "project", project_trusted)
+        errors: list[SettingsErrorRecord] = []
+        if global_error is not None:
+            errors.append(SettingsErrorRecord("global", global_error, _storage_path(storage, "global")))
+        if project_error is not None:
+            errors.append(SettingsErrorRecord("project", project_error, _storage_path(storage, "project")))
+        return cls(
+            storage,
+            global_settings,
+            project_settings,
+            global_error,
+            project_error,
+            errors,
+            project_trusted,
+        )
+
+    @classmethod
+    def in_memory(
+        cls, settings: Mapping[str, Any] | None = None, *, project_trusted: bool = True
+    ) -> SettingsManager:
+        """A manager over :class:`InMemorySettingsStorage` whose *global* settings start as
+        *settings* (Pi's ``SettingsManager.inMemory``)."""
+        storage = InMemorySettingsStorage()
+        initial = migrate_settings(copy.deepcopy(dict(settings or {})))
+        storage.with_lock("global", lambda _current: js_stringify_pretty(initial))
+        return cls.from_storage(storage, project_trusted=project_trusted)
+
+    # --- state
+
+    @property
+    def storage(self) -> SettingsStorage:
+        return self._storage
+
+    def get_global_settings(self) -> Settings:
+        return copy.deepcopy(self._global)
+
+    def get_project_settings(self) -> Settings:
+        return copy.deepcopy(self._project)
+
+    def get_settings(self) -> Settings:
+        """The merged settings (a copy)."""
+        return copy.deepcopy(self._settings)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Any merged setting by its Pi (camelCase) key (a copy)."""
+        return copy.deepcopy(self._settings.get(key, default))
+
+    def is_project_trusted(self) -> bool:
+        return self._project_trusted
+
+    def set_project_trusted(self, trusted: bool) -> None:
+        """Switch trust: untrusted drops the project settings, trusted (re)loads them."""
+        if self._project_trusted == trusted:
+            return
+        self._project_trusted = trusted
+        self._modified["project"] = {}
+        if not trusted:
+            self._project = {}
+            self._project_load_error = None
+            self._settings = deep_merge_settings(self._global, self._project)
+            return
+        project, error = _try_load(self._storage, "project", trusted)
+        self._project = project
+        self._project_load_error = error
+        if error is not None:
+            self._record_error("project", error)
+        self._settings = deep_merge_settings(self._global, self._project)
+
+    def reload(self) -> None:
+        """Re-read both files (the project one only when trusted). A file that fails to load keeps
+        the previous values of its scope; the failure is recorded."""
+        global_settings, global_error = _try_load(self._storage, "global")
+        if global_error is None:
+            self._global = global_settings
+            self._global_load_error = None
+        else:
+            self._global_load_error = global_error
+            self._record_error("global", global_error)
+        self._modified = {"global": {}, "project": {}}
+        project_settings, project_error = _try_load(self._storage, "project", self._project_trusted)
+        if project_error is None:
+            self._project = project_settings
+            self._project_load_error = None
+        else:
+            self._project_load_error = project_error
+            self._record_error("project", project_error)
+        self._settings = deep_merge_settings(self._global, self._project)
+
+    def apply_overrides(self, overrides: Mapping[str, Any]) -> None:
+        """Merge *overrides* over the current merged settings, in memory only (Pi's CLI flags)."""
+        self._settings = deep_merge_settings(self._settings, overrides)
+
+    def flush(self) -> None:
+        """Writes are synchronous in pi_nb; kept for Pi's API shape."""
+
+    def drain_errors(self) -> list[SettingsErrorRecord]:
+        """The load/save failures since the last call, oldest first."""
+        drained, self._errors = self._errors, []
+        return drained
+
+    # --- persistence
+
+    def _record_error(self, scope: SettingsScope, error: Exception) -> None:
+        self._errors.append(SettingsErrorRecord(scope, error, _storage_path(self._storage, scope)))
+
+    def _mark(self, scope: SettingsScope, field: str, nested_key: str | None = None) -> None:
+        fields = self._modified[scope]
+        if nested_key is None:
+            fields[field] = None if field not in fields else fields[field]
+            return
+        nested = fields.get(field)
+        if nested is None:
+            nested = set()
+            fields[field] = nested
+        nested.add(nested_key)
+
+    def _persist(self, scope: SettingsScope, snapshot: Settings) -> None:
+        modified = {k: (set(v) if v is not None else None) for k, v in self._modified[scope].items()}
+
+        def merge(current: str | None) -> str:
+            file_settings = _parse_settings(current, f"{scope} settings") if current else {}
+            merged: Settings = dict(file_settings)
+            for field, nested_keys in modified.items():
+                value = snapshot.get(field, _MISSING)
+                if nested_keys and isinstance(value, dict):
+                    base_nested = file_settings.get(field)
+                    merged_nested = dict(base_nested) if isinstance(base_nested, dict) else {}
+                    for nested_key in nested_keys:
+                        if nested_key in value:
+                            merged_nested[nested_key] = value[nested_key]
+                        else:
+                            merged_nested.pop(nested_key, None)
+                    merged[field] = merged_nested
+                elif value is _MISSING:
+                    merged.pop(field, None)
+                else:
+                    merged[field] = value
+            return js_stringify_pretty(merged)
+
+        try:
+            self._storage.with_lock(scope, merge)
+            self._modified[scope] = {}
+        except (SettingsFileError, OSError) as error:
+            self._record_error(scope, error)
+
+    def _save_global(self) -> None:
+        self._settings = deep_merge_settings(self._global, self._project)
+        if self._global_load_error is not None:
+            return
+        self._persist("global", copy.deepcopy(self._global))
+
+    def _assert_project_trusted_for_write(self) -> None:
+        if not self._project_trusted:
+            raise ProjectNotTrustedError(_UNTRUSTED_WRITE)
+
+    def _update_project(self, field: str, value: Any) -> None:
+        self._assert_project_trusted_for_write()
+        project = copy.deepcopy(self._project)
+        project[field] = value
+        self._mark("project", field)
+        self._project = project
+        self._settings = deep_merge_settings(self._global, self._project)
+        if self._project_load_error is not None:
+            return
+        self._persist("project", copy.deepcopy(self._project))
+
+    def _set_global(self, field: str, value: Any) -> None:
+        if value is _MISSING:
+            self._global.pop(field, None)
+        else:
+            self._global[field] = value
+        self._mark("global", field)
+        self._save_global()
+
+    def _set_global_nested(self, field: str, key: str, value: Any) -> None:
+        section = self._global.get(field)
+        if not isinstance(section, dict):
+            section = {}
+            self._global[field] = section
+        section[key] = value
+        self._mark("global", field, key)
+        self._save_global()
+
+    # --- compaction / branch summary / retry
+
+    def get_compaction_enabled(self) -> bool:
+        return bool(_nested(self._settings, "compaction", "enabled", True))
+
+    def set_compaction_enabled(self, enabled: bool) -> None:
+        self._set_global_nested("compaction", "enabled", enabled)
+
+    def get_compaction_reserve_tokens(self) -> int:
+        value: int = _nested(self._settings, "compaction", "reserveTokens", 16384)
+        return value
+
+    def get_compaction_keep_recent_tokens(self) -> int:
+        value: int = _nested(self._settings, "compaction", "keepRecentTokens", 20000)
+        return value
+
+    def get_compaction_settings(self) -> CompactionSettings:
+        """Pi's ``getCompactionSettings()`` as a :class:`~pi_nb.compaction.settings.CompactionSettings`
+        (a non-numeric or non-boolean value raises :class:`~pi_nb.errors.CompactionError`)."""
+        from pi_nb.compaction.settings import CompactionSettings
+
+        return CompactionSettings.from_dict(
+            {
+                "enabled": _nested(self._settings, "compaction", "enabled", True),
+                "reserveTokens": self.get_compaction_reserve_tokens(),
+                "keepRecentTokens": self.get_compaction_keep_recent_tokens(),
+            }
+        )
+
+    def get_branch_summary_settings(self) -> BranchSummarySettings:
+        """Pi's ``getBranchSummarySettings()`` (``reserveTokens`` 16384, ``skipPrompt`` false)."""
+        from pi_nb.compaction.settings import BranchSummarySettings
+
+        return BranchSummarySettings.from_dict(
+            {
+                "reserveTokens": _nested(self._settings, "branchSummary", "reserveTokens", 16384),
+                "skipPrompt": _nested(self._settings, "branchSummary", "skipPrompt", False),
+            }
+        )
+
+    def get_branch_summary_skip_prompt(self) -> bool:
+        return bool(_nested(self._settings, "branchSummary", "skipPrompt", False))
+
+    def get_retry_enabled(self) -> bool:
+        return bool(_nested(self._settings, "retry", "enabled", True))
+
+    def set_retry_enabled(self, enabled: bool) -> None:
+        self._set_global_nested("retry", "enabled", enabled)
+
+    def get_retry_settings(self) -> RetrySettings:
+        """Pi's ``getRetrySettings()`` (enabled true, maxRetries 3, baseDelayMs 2000)."""
+        from pi_nb.compaction.settings import RetrySettings
+
+        return RetrySettings.from_dict(
+            {
+                "enabled": _nested(self._settings, "retry", "enabled", True),
+                "maxRetries": _nested(self._settings, "retry", "maxRetries", 3),
+                "baseDelayMs": _nested(self._settings, "retry", "baseDelayMs", 2000),
+            }
+        )
+
+    # --- project trust
+
+    def get_default_project_trust(self) -> Literal["ask", "always", "never"]:
+        """From the **global** settings only; an invalid value means ``"ask"``."""
+        value = self._global.get("defaultProjectTrust")
+        if value == "always":
+            return "always"
+        if value == "never":
+            return "never"
+        return "ask"
+
+    def set_default_project_trust(self, value: Literal["ask", "always", "never"]) -> None:
+        self._set_global("defaultProjectTrust", value)
+
+    # --- images
+
+    def get_block_images(self) -> bool:
+        return bool(_nested(self._settings, "images", "blockImages", False))
+
+    def set_block_images(self, blocked: bool) -> None:
+        self._set_global_nested("images", "blockImages", blocked)
+
+    def get_image_auto_resize(self) -> bool:
+        return bool(_nested(self._settings, "images", "autoResize", True))
+
+    # --- resource path lists
+
+    def get_extension_paths(self) -> list[str]:
+        return list(self._settings.get("extensions") or [])
+
+    def set_extension_paths(self, paths: list[str]) -> None:
+        self._set_global("extensions", list(paths))
+
+    def set_project_extension_paths(self, paths: list[str]) -> None:
+        self._update_project("extensions", list(paths))
+
+    def get_skill_paths(self) -> list[str]:
+        return list(self._settings.get("skills") or [])
+
+    def set_skill_paths(self, paths: list[str]) -> None:
+        self._set_global("skills", list(paths))
+
+    def set_project_skill_paths(self, paths: list[str]) -> None:
+        self._update_project("skills", list(paths))
+
+    def get_prompt_template_paths(self) -> list[str]:
+        return list(self._settings.get("prompts") or [])
+
+    def set_prompt_template_paths(self, paths: list[str]) -> None:
+        self._set_global("prompts", list(paths))
+
+    def set_project_prompt_template_paths(self, paths: list[str]) -> None:
+        self._update_project("prompts", list(paths))
+
+    def get_enable_skill_commands(self) -> bool:
+        value = self._settings.get("enableSkillCommands")
+        return True if value is None else bool(value)
+
+    def set_enable_skill_commands(self, enabled: bool) -> None:
+        self._set_global("enableSkillCommands", enabled)
+
+    # --- defaults for a session
+
+    def get_default_provider(self) -> str | None:
+        return self._settings.get("defaultProvider")
+
+    def get_default_model(self) -> str | None:
+        return self._settings.get("defaultModel")
+
+    def set_default_model_and_provider(self, provider: str, model_id: str) -> None:
+        self._global["defaultProvider"] = provider
+        self._global["defaultModel"] = model_id
+        self._mark("global", "defaultProvider")
+        self._mark("global", "defaultModel")
+        self._save_global()
+
+    def get_default_thinking_level(self) -> str | None:
+        return self._settings.get("defaultThinkingLevel")
+
+    def set_default_thinking_level(self, level: str) -> None:
+        self._set_global("defaultThinkingLevel", level)
+
+    def get_session_dir(self) -> str | None:
+        value = self._settings.get("sessionDir")
+        return normalize_path(value) if isinstance(value, str) and value else value
+
+    def get_hide_thinking_block(self) -> bool:
+        return bool(self._settings.get("hideThinkingBlock") or False)
+
+    def get_steering_mode(self) -> str:
+        return self._settings.get("steeringMode") or "one-at-a-time"
+
+    def get_follow_up_mode(self) -> str:
+        return self._settings.get("followUpMode") or "one-at-a-time"
+
+
+class _Missing:
+    pass
+
+
+_MISSING: Any = _Missing()
+
+
+def _nested(settings: Mapping[str, Any], section: str, key: str, default: Any) -> Any:
+    """``settings.section?.key ?? default`` (``null`` counts as missing, as ``??`` does)."""
+    value = settings.get(section)
+    if not isinstance(value, dict):
+        return default
+    got = value.get(key)
+    return default if got is None else got

@@ -33,7 +33,8 @@ be done, and retrying the same call will not help without a change.
     │   └── OutputAccumulatorError        append after finish()/close(), or the full-output temp file failed
     ├── ProviderError                     a model provider failed outside a normal stop reason
     │   └── MissingDependencyError        an optional extra (openai, anthropic, dask) is not installed
-    └── AgentError                        misuse of the agent loop or AgentSession
+    ├── AgentError                        misuse of the agent loop or AgentSession
+    └── NotebookError                     a notebook view, frame or budget got input it cannot show
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ __all__ = [
     "InvalidSessionFileError",
     "InvalidSessionIdError",
     "MissingDependencyError",
+    "NotebookError",
     "NothingToCompactError",
     "OutputAccumulatorError",
     "PiNbError",
@@ -199,3 +201,8 @@ class MissingDependencyError(ProviderError, ImportError):
 
 class AgentError(PiNbError):
     """The agent loop or AgentSession was used in a way it does not allow."""
+
+
+class NotebookError(PiNbError, ValueError):
+    """A notebook view, frame, plot or token budget got input it cannot show (a bad limit, a
+    system-prompt part that is not in the system prompt, a source that is not a session)."""

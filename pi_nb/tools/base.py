@@ -1,0 +1,253 @@
+"""The tool framework: abort signals, tool results, the tool context and the ``AgentTool`` base.
+
+Pi's tools are pi-agent-core ``AgentTool`` objects: a JSON schema the model sees, an optional
+``prepareArguments`` shim run before schema validation, and ``execute(toolCallId, params, signal,
+onUpdate, ctx)`` that *throws* on failure. The agent loop turns a thrown error into an error tool
+result ``{isError: true, content: [{type: "text", text: error.message}], details: {}}``; here a
+failure is raised as :class:`pi_nb.errors.ToolError` whose message is exactly Pi's text.
+
+:class:`AbortSignal` stands in for the DOM ``AbortSignal`` Pi passes around. It is thread-safe
+(a notebook's interrupt handler or a UI thread may abort a run that executes on a worker thread's
+event loop) and asyncio-friendly (``await signal.wait()``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pi_nb.errors import ToolError
+
+__all__ = [
+    "AbortController",
+    "AbortSignal",
+    "AgentTool",
+    "AgentToolResult",
+    "ToolContext",
+    "ToolExecutionMode",
+    "ToolOutcome",
+    "ToolUpdateCallback",
+]
+
+ToolExecutionMode = Literal["parallel", "sequential"]
+
+AbortListener = Callable[[], None]
+
+
+class AbortSignal:
+    """A one-shot abort flag with listeners, usable from any thread and awaitable from asyncio.
+
+    ``abort()`` is idempotent: the first call records ``reason``, flips ``aborted`` and runs every
+    listener once (in registration order, on the aborting thread). A listener added after the
+    signal was aborted runs immediately, so code that registers late cannot miss the abort (the DOM
+    API would silently never call it).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._aborted = False
+        self._reason: Any = None
+        self._listeners: list[AbortListener] = []
+
+    @property
+    def aborted(self) -> bool:
+        return self._aborted
+
+    @property
+    def reason(self) -> Any:
+        return self._reason
+
+    def abort(self, reason: Any = None) -> None:
+        with self._lock:
+            if self._aborted:
+                return
+            self._aborted = True
+            self._reason = reason
+            listeners, self._listeners = self._listeners, []
+        for listener in listeners:
+            listener()
+
+    def add_listener(self, callback: AbortListener) -> Callable[[], None]:
+        """Call ``callback()`` once on abort; returns a function that removes it again."""
+        with self._lock:
+            if not self._aborted:
+                self._listeners.append(callback)
+                return lambda: self.remove_listener(callback)
+        callback()
+        return lambda: None
+
+    def remove_listener(self, callback: AbortListener) -> None:
+        with self._lock:
+            try:
+                self._listeners.remove(callback)
+            except ValueError:
+                pass
+
+    def throw_if_aborted(self, message: str = "Operation aborted") -> None:
+        """Raise ``ToolError(message)`` when aborted (Pi's tools all say ``Operation aborted``)."""
+        if self._aborted:
+            raise ToolError(message)
+
+    async def wait(self) -> Any:
+        """Wait until the signal is aborted (from any thread); returns the reason."""
+        if self._aborted:
+            return self._reason
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            def settle() -> None:
+                if not future.done():
+                    future.set_result(None)
+
+            try:
+                loop.call_soon_threadsafe(settle)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                pass
+
+        remove = self.add_listener(wake)
+        try:
+            await future
+        finally:
+            remove()
+        return self._reason
+
+    def __repr__(self) -> str:
+        return f"AbortSignal(aborted={self._aborted!r}, reason={self._reason!r})"
+
+
+class AbortController:
+    """``new AbortController()``: owns a :class:`AbortSignal` and aborts it."""
+
+    def __init__(self) -> None:
+        self.signal = AbortSignal()
+
+    def abort(self, reason: Any = None) -> None:
+        self.signal.abort(reason)
+
+
+@dataclass(frozen=True)
+class AgentToolResult:
+    """``AgentToolResult``: ``content`` (text/image blocks the model sees) and ``details`` (UI data).
+
+    ``details`` is ``None`` where Pi's is ``undefined`` (``to_dict()`` then omits the key, as
+    Pi's JSON does).
+    """
+
+    content: list[dict[str, Any]]
+    details: dict[str, Any] | None = None
+    terminate: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"content": self.content}
+        if self.details is not None:
+            out["details"] = self.details
+        if self.terminate is not None:
+            out["terminate"] = self.terminate
+        return out
+
+
+ToolUpdateCallback = Callable[[AgentToolResult], None]
+"""``AgentToolUpdateCallback``: receives partial results while a tool runs (bash streams output)."""
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What the agent loop makes of one tool call: the result, or the error text as a result.
+
+    ``stage`` says where a failure happened: ``"prepare"`` (argument shim or schema validation)
+    or ``"execute"``; ``None`` on success. ``to_dict()`` gives Pi's ``{isError, content,
+    details?}`` (an error result's details are ``{}``, as the agent loop writes them).
+    """
+
+    is_error: bool
+    content: list[dict[str, Any]]
+    details: dict[str, Any] | None = None
+    stage: Literal["prepare", "execute"] | None = None
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined by newlines (a convenience for notebooks and tests)."""
+        return "\n".join(str(b.get("text", "")) for b in self.content if b.get("type") == "text")
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"isError": self.is_error, "content": self.content}
+        if self.details is not None:
+            out["details"] = self.details
+        return out
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool learns about the session running it (Pi's ``ExtensionContext`` subset).
+
+    ``cwd`` overrides the tool's own cwd when set (Pi: ``ctx?.cwd || cwd``). ``model`` is any
+    mapping or object with ``provider``, ``id`` and ``input`` (a list of ``"text"``/``"image"``);
+    the read tool adds a note when the model has no image input, and bash exposes
+    ``PI_PROVIDER``/``PI_MODEL``. ``session_id``/``session_file``/``thinking_level`` become
+    ``PI_SESSION_ID``/``PI_SESSION_FILE``/``PI_REASONING_LEVEL`` in bash commands.
+    """
+
+    cwd: str | None = None
+    model: Any = None
+    thinking_level: str | None = None
+    session_id: str | None = None
+    session_file: str | None = None
+
+
+def model_field(model: Any, name: str) -> Any:
+    """Read ``provider``/``id``/``input`` from a model given as a mapping or as an object."""
+    if model is None:
+        return None
+    if isinstance(model, Mapping):
+        return model.get(name)
+    return getattr(model, name, None)
+
+
+@dataclass
+class AgentTool:
+    """Base class of a tool the agent loop can call (pi-agent-core ``AgentTool``).
+
+    Subclasses set the fields and override :meth:`execute`. ``description`` is what the model
+    reads about the tool (pi_nb's own words); ``parameters`` is the JSON schema, identical to
+    Pi's; ``prompt_snippet``/``prompt_guidelines`` are Pi's exact one-liners for the system
+    prompt's tool list and guidelines (``None`` where Pi has none).
+    """
+
+    name: str
+    label: str
+    description: str
+    parameters: dict[str, Any]
+    prompt_snippet: str | None = None
+    prompt_guidelines: tuple[str, ...] | None = None
+    execution_mode: ToolExecutionMode | None = None
+    cwd: str = field(default=".", repr=True)
+
+    def prepare_arguments(self, args: Any) -> Any:
+        """Pi's ``prepareArguments`` shim, run on the raw arguments before validation."""
+        return args
+
+    @property
+    def has_prepare_arguments(self) -> bool:
+        return type(self).prepare_arguments is not AgentTool.prepare_arguments
+
+    async def execute(
+        self,
+        tool_call_id: str,
+        params: dict[str, Any],
+        signal: AbortSignal | None = None,
+        on_update: ToolUpdateCallback | None = None,
+        ctx: ToolContext | None = None,
+    ) -> AgentToolResult:
+        raise NotImplementedError
+
+    def effective_cwd(self, ctx: ToolContext | None) -> str:
+        """``ctx?.cwd || cwd``: the session's cwd wins over the one the tool was made with."""
+        return (ctx.cwd if ctx is not None and ctx.cwd else None) or self.cwd
+
+    def to_tool_schema(self) -> dict[str, Any]:
+        """pi-ai's ``Tool {name, description, parameters}``, what a provider request carries."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}

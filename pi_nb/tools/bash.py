@@ -1,0 +1,567 @@
+"""The ``bash`` tool: run a command, stream its output, keep the tail (Pi's ``bash.ts``).
+
+The command runs as ``/bin/bash -c COMMAND`` (else ``bash`` on ``PATH``, else ``sh``) in its own
+process group, stdin closed, stdout and stderr merged into one
+:class:`~pi_nb.truncation.OutputAccumulator` (no ANSI stripping, no CR handling). The model gets
+the last 2000 lines / 50 KB; when more was printed, the whole raw output is in
+``$TMPDIR/pi-bash-{16 hex}.log`` and a notice says where:
+
+* ``[Showing lines {a}-{b} of {n}. Full output: {path}]`` (line limit),
+* ``[Showing lines {a}-{b} of {n} (50.0KB limit). Full output: {path}]`` (byte limit),
+* ``[Showing last {size} of line {n} (line is {size}). Full output: {path}]`` (one huge line;
+  Pi's quirk: when the output ends with a newline the line size is ``0B``).
+
+Outcomes: exit code 0 (or death by a signal, which Node reports as code ``null``) is a success,
+empty output reads ``(no output)``; any other code fails with ``{text}\\n\\nCommand exited with code
+{n}``; an abort fails with ``{text}\\n\\nCommand aborted`` and a timeout with ``{text}\\n\\nCommand timed
+out after {t} seconds`` (for these two, empty output adds nothing before the status).
+
+Process handling (Pi's ``waitForChildProcess`` and ``killProcessTree``): timeouts and aborts
+``SIGKILL`` the whole process group, so grandchildren die too. After the shell exits, reading goes
+on while output keeps arriving, until the pipes close or stay quiet for 100 ms (a 100 ms grace
+timer re-armed by every chunk, Pi's fix for issue 5303); then the pipes are closed. Updates
+(``on_update``) are sent at most every 100 ms.
+
+Environment: the caller's environment with ``PI_SESSION_ID``, ``PI_SESSION_FILE``,
+``PI_PROVIDER``, ``PI_MODEL`` and ``PI_REASONING_LEVEL`` removed, then set from the tool context
+when session exposure is on (the default). Where Pi puts its own bin directory (its downloaded
+``rg``/``fd``) first on ``PATH``, pi_nb *appends* the directory of the bundled ``rg`` when no ``rg``
+is on ``PATH`` (appending never shadows the user's tools).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import shutil
+import signal as signal_mod
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pi_nb._js import js_number_to_string
+from pi_nb.errors import ToolError
+from pi_nb.tools._node import error_code
+from pi_nb.tools.base import (
+    AbortSignal,
+    AgentTool,
+    AgentToolResult,
+    ToolContext,
+    ToolUpdateCallback,
+    model_field,
+)
+from pi_nb.truncation import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    AccumulatorSnapshot,
+    OutputAccumulator,
+    format_size,
+)
+
+__all__ = [
+    "BashOperations",
+    "BashSpawnContext",
+    "BashTool",
+    "LocalBashOperations",
+    "create_bash_tool",
+    "get_shell_config",
+    "get_shell_env",
+    "kill_process_tree",
+    "resolve_timeout",
+]
+
+MAX_TIMEOUT_MS = 2_147_483_647
+MAX_TIMEOUT_SECONDS = MAX_TIMEOUT_MS / 1000
+BASH_UPDATE_THROTTLE_S = 0.1
+EXIT_STDIO_GRACE_S = 0.1
+READ_CHUNK = 1 << 16
+
+BASH_PROMPT_SNIPPET = "Execute bash commands (ls, grep, find, etc.)"
+BASH_PROMPT_GUIDELINES = (
+    "You can inspect PI_* environment variables for current model and session details.",
+)
+BASH_DESCRIPTION = (
+    "Run a bash command in the working directory and return what it printed (stdout and stderr "
+    f"together). Only the last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB are "
+    "returned, whichever limit is reached first; when output is cut, the complete output is saved "
+    "to a temp file whose path is given. An optional timeout is in seconds."
+)
+BASH_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "required": ["command"],
+    "properties": {
+        "command": {"type": "string", "description": "Shell command to execute"},
+        "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
+    },
+}
+SESSION_ENV_KEYS = ("PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL")
+
+
+def resolve_timeout(timeout: float | None) -> float | None:
+    """Pi's ``resolveTimeoutMs``, in seconds: finite, > 0, at most 2147483.647."""
+    if timeout is None:
+        return None
+    if (
+        not isinstance(timeout, (int, float))
+        or isinstance(timeout, bool)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ToolError("Invalid timeout: must be a finite number of seconds")
+    if timeout * 1000 > MAX_TIMEOUT_MS:
+        raise ToolError(f"Invalid timeout: maximum is {js_number_to_string(MAX_TIMEOUT_SECONDS)} seconds")
+    return float(timeout)
+
+
+def get_shell_config(custom_shell_path: str | None = None) -> tuple[str, list[str]]:
+    """Pi's ``getShellConfig`` on Unix: the custom shell, ``/bin/bash``, ``bash`` on PATH, or ``sh``."""
+    if custom_shell_path:
+        if os.path.exists(custom_shell_path):
+            return custom_shell_path, ["-c"]
+        raise ToolError(f"Custom shell path not found: {custom_shell_path}")
+    if os.path.exists("/bin/bash"):
+        return "/bin/bash", ["-c"]
+    found = shutil.which("bash")
+    if found:
+        return found, ["-c"]
+    return "sh", ["-c"]
+
+
+def get_shell_env() -> dict[str, str]:
+    """The environment commands run in (see the module docstring on ``PATH``)."""
+    env = dict(os.environ)
+    if shutil.which("rg", path=env.get("PATH")) is None:
+        from pi_nb.tools.grep import find_rg_binary
+
+        rg = find_rg_binary()
+        if rg:
+            bin_dir = os.path.dirname(rg)
+            current = env.get("PATH", "")
+            env["PATH"] = os.pathsep.join(p for p in (current, bin_dir) if p)
+    return env
+
+
+def kill_process_tree(pid: int) -> None:
+    """Pi's ``killProcessTree`` on Unix: SIGKILL the process group, else the process."""
+    try:
+        os.killpg(pid, signal_mod.SIGKILL)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal_mod.SIGKILL)
+
+
+@dataclass(frozen=True)
+class BashSpawnContext:
+    """Pi's ``BashSpawnContext``: what a ``spawn_hook`` may rewrite before the command starts."""
+
+    command: str
+    cwd: str
+    env: Mapping[str, str]
+
+
+class BashOperations(Protocol):
+    """Pi's ``BashOperations``: how a command is executed (swap in a remote runner, or a fake).
+
+    ``exec`` streams raw output chunks to ``on_data`` and returns the exit code (``None`` when the
+    process died by a signal). It raises an exception whose message is ``"aborted"`` when
+    ``signal`` fired and ``"timeout:{seconds}"`` when the timeout hit; the tool turns those into
+    Pi's texts. Any other exception's message becomes the tool's error text.
+    """
+
+    async def exec(
+        self,
+        command: str,
+        cwd: str,
+        *,
+        on_data: Callable[[bytes], None],
+        signal: AbortSignal | None,
+        timeout: float | None,
+        env: Mapping[str, str] | None,
+    ) -> int | None: ...
+
+
+class _ExecError(Exception):
+    """``aborted`` / ``timeout:N``: the two exec failures the tool formats itself."""
+
+
+class LocalBashOperations:
+    """Runs commands locally (Pi's ``createLocalBashOperations``)."""
+
+    def __init__(self, shell_path: str | None = None, shell_name: str = "bash") -> None:
+        self.shell_path = shell_path
+        self.shell_name = shell_name
+
+    async def exec(
+        self,
+        command: str,
+        cwd: str,
+        *,
+        on_data: Callable[[bytes], None],
+        signal: AbortSignal | None,
+        timeout: float | None,
+        env: Mapping[str, str] | None,
+    ) -> int | None:
+        timeout_s = resolve_timeout(timeout)
+        if signal is not None and signal.aborted:
+            raise _ExecError("aborted")
+        shell, shell_args = get_shell_config(self.shell_path)
+        if not os.path.exists(cwd):
+            raise ToolError(
+                f"Working directory does not exist: {cwd}\nCannot execute {self.shell_name} commands."
+            )
+        try:
+            proc = subprocess.Popen(
+                [shell, *shell_args, command],
+                cwd=cwd,
+                env=dict(env) if env is not None else get_shell_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ToolError(f"spawn {shell} {error_code(exc)}") from None
+        return await _ChildWaiter(proc, on_data, signal, timeout_s, timeout).run()
+
+
+class _ChildWaiter:
+    """Reads both pipes on the event loop and waits for the shell (Pi's ``waitForChildProcess``)."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        on_data: Callable[[bytes], None],
+        signal: AbortSignal | None,
+        timeout_s: float | None,
+        timeout_raw: float | None,
+    ) -> None:
+        self.proc = proc
+        self.on_data = on_data
+        self.signal = signal
+        self.timeout_s = timeout_s
+        self.timeout_raw = timeout_raw
+        self.loop = asyncio.get_running_loop()
+        self.done: asyncio.Future[None] = self.loop.create_future()
+        self.fds: list[int] = []
+        self.open_fds: set[int] = set()
+        self.exited = False
+        self.exit_code: int | None = None
+        self.grace: asyncio.TimerHandle | None = None
+        self.timed_out = False
+
+    def _kill(self) -> None:
+        kill_process_tree(self.proc.pid)
+
+    def _finalize(self) -> None:
+        if self.done.done():
+            return
+        if self.grace is not None:
+            self.grace.cancel()
+            self.grace = None
+        for fd in list(self.open_fds):
+            self._close_fd(fd)
+        self.done.set_result(None)
+
+    def _close_fd(self, fd: int) -> None:
+        with contextlib.suppress(Exception):
+            self.loop.remove_reader(fd)
+        self.open_fds.discard(fd)
+
+    def _arm_grace(self) -> None:
+        if self.grace is not None:
+            self.grace.cancel()
+        self.grace = self.loop.call_later(EXIT_STDIO_GRACE_S, self._finalize)
+
+    def _on_readable(self, fd: int) -> None:
+        while True:
+            try:
+                data = os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._close_fd(fd)
+                if self.exited and not self.open_fds:
+                    self._finalize()
+                return
+            if self.done.done():
+                return
+            self.on_data(data)
+            if self.exited:
+                self._arm_grace()  # output still arriving after exit: keep reading
+            if len(data) < READ_CHUNK:
+                return
+
+    def _on_exit(self, code: int) -> None:
+        self.exited = True
+        self.exit_code = code if code >= 0 else None  # killed by a signal: Node says null
+        if not self.open_fds:
+            self._finalize()
+        elif not self.done.done():
+            self._arm_grace()
+
+    def _wait_thread(self) -> None:
+        code = self.proc.wait()
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            self.loop.call_soon_threadsafe(self._on_exit, code)
+
+    def _on_timeout(self) -> None:
+        self.timed_out = True
+        self._kill()
+
+    async def run(self) -> int | None:
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        pipes = [self.proc.stdout, self.proc.stderr]
+        for pipe in pipes:
+            fd = pipe.fileno()
+            os.set_blocking(fd, False)
+            self.fds.append(fd)
+            self.open_fds.add(fd)
+            self.loop.add_reader(fd, self._on_readable, fd)
+        timer = self.loop.call_later(self.timeout_s, self._on_timeout) if self.timeout_s is not None else None
+
+        def on_abort() -> None:
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(self._kill)
+
+        remove = self.signal.add_listener(on_abort) if self.signal is not None else None
+        threading.Thread(target=self._wait_thread, name=f"pi-bash-wait-{self.proc.pid}", daemon=True).start()
+        try:
+            await asyncio.shield(self.done)
+        except asyncio.CancelledError:
+            self._kill()
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if remove is not None:
+                remove()
+            for fd in list(self.open_fds):
+                self._close_fd(fd)
+            for pipe in pipes:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        if self.signal is not None and self.signal.aborted:
+            raise _ExecError("aborted")
+        if self.timed_out:
+            raise _ExecError(
+                f"timeout:{js_number_to_string(self.timeout_raw if self.timeout_raw is not None else 0)}"
+            )
+        return self.exit_code
+
+
+SpawnHook = Callable[[BashSpawnContext], BashSpawnContext]
+
+
+class BashTool(AgentTool):
+    """Pi's ``bash`` tool and its options (``commandPrefix``, ``shellPath``,
+    ``exposeSessionEnvironment``, ``spawnHook``, custom ``operations``); ``tmpdir`` sets where the
+    full-output files go (default: the system temp dir)."""
+
+    def __init__(
+        self,
+        cwd: str,
+        *,
+        command_prefix: str | None = None,
+        shell_path: str | None = None,
+        expose_session_environment: bool = True,
+        spawn_hook: SpawnHook | None = None,
+        operations: BashOperations | None = None,
+        tmpdir: str | None = None,
+    ) -> None:
+        super().__init__(
+            name="bash",
+            label="bash",
+            description=BASH_DESCRIPTION,
+            parameters=BASH_PARAMETERS,
+            prompt_snippet=BASH_PROMPT_SNIPPET,
+            prompt_guidelines=BASH_PROMPT_GUIDELINES if expose_session_environment else None,
+            cwd=cwd,
+        )
+        self.command_prefix = command_prefix
+        self.expose_session_environment = expose_session_environment
+        self.spawn_hook = spawn_hook
+        self.operations: BashOperations = operations or LocalBashOperations(shell_path)
+        self.tmpdir = tmpdir
+
+    def _spawn_context(self, command: str, cwd: str, ctx: ToolContext | None) -> BashSpawnContext:
+        env = get_shell_env()
+        for key in SESSION_ENV_KEYS:
+            env.pop(key, None)
+        if self.expose_session_environment and ctx is not None:
+            if ctx.session_id:
+                env["PI_SESSION_ID"] = ctx.session_id
+            if ctx.session_file:
+                env["PI_SESSION_FILE"] = ctx.session_file
+            if ctx.model is not None:
+                provider, model_id = model_field(ctx.model, "provider"), model_field(ctx.model, "id")
+                if provider is not None:
+                    env["PI_PROVIDER"] = str(provider)
+                if model_id is not None:
+                    env["PI_MODEL"] = str(model_id)
+            if ctx.thinking_level:
+                env["PI_REASONING_LEVEL"] = ctx.thinking_level
+        context = BashSpawnContext(command=command, cwd=cwd, env=env)
+        return self.spawn_hook(context) if self.spawn_hook is not None else context
+
+    async def execute(
+        self,
+        tool_call_id: str,
+        params: dict[str, Any],
+        signal: AbortSignal | None = None,
+        on_update: ToolUpdateCallback | None = None,
+        ctx: ToolContext | None = None,
+    ) -> AgentToolResult:
+        command: str = params["command"]
+        timeout = params.get("timeout")
+        resolved = f"{self.command_prefix}\n{command}" if self.command_prefix else command
+        spawn = self._spawn_context(resolved, self.effective_cwd(ctx), ctx)
+        output = OutputAccumulator(temp_file_prefix="pi-bash", tmpdir=self.tmpdir)
+        state = {"accepting": True, "dirty": False, "last": 0.0}
+        timer: list[asyncio.TimerHandle] = []
+        loop = asyncio.get_running_loop()
+
+        def emit_update() -> None:
+            if on_update is None or not state["dirty"]:
+                return
+            state["dirty"] = False
+            state["last"] = time.monotonic()
+            snap = output.snapshot(persist_if_truncated=True)
+            details: dict[str, Any] = {}
+            if snap.truncation.truncated:
+                details["truncation"] = snap.truncation.to_dict()
+            if snap.full_output_path is not None:
+                details["fullOutputPath"] = snap.full_output_path
+            on_update(
+                AgentToolResult(content=[{"type": "text", "text": snap.content or ""}], details=details)
+            )
+
+        def clear_timer() -> None:
+            while timer:
+                timer.pop().cancel()
+
+        def schedule_update() -> None:
+            if on_update is None:
+                return
+            state["dirty"] = True
+            delay = BASH_UPDATE_THROTTLE_S - (time.monotonic() - float(state["last"]))
+            if delay <= 0:
+                clear_timer()
+                emit_update()
+                return
+            if not timer:
+
+                def fire() -> None:
+                    timer.clear()
+                    emit_update()
+
+                timer.append(loop.call_later(delay, fire))
+
+        if on_update is not None:
+            on_update(AgentToolResult(content=[], details=None))
+
+        def handle_data(data: bytes) -> None:
+            if not state["accepting"]:
+                return
+            output.append(data)
+            schedule_update()
+
+        def finish_output() -> AccumulatorSnapshot:
+            state["accepting"] = False
+            output.finish()
+            clear_timer()
+            emit_update()
+            snap = output.snapshot(persist_if_truncated=True)
+            output.close()
+            return snap
+
+        def format_output(
+            snap: AccumulatorSnapshot, empty_text: str = "(no output)"
+        ) -> tuple[str, dict[str, Any] | None]:
+            t = snap.truncation
+            text = snap.content or empty_text
+            if not t.truncated:
+                return text, None
+            details: dict[str, Any] = {"truncation": t.to_dict()}
+            if snap.full_output_path is not None:
+                details["fullOutputPath"] = snap.full_output_path
+            start_line = t.total_lines - t.output_lines + 1
+            end_line = t.total_lines
+            path = snap.full_output_path if snap.full_output_path is not None else "undefined"
+            if t.last_line_partial:
+                text += (
+                    f"\n\n[Showing last {format_size(t.output_bytes)} of line {end_line} "
+                    f"(line is {format_size(output.get_last_line_bytes())}). Full output: {path}]"
+                )
+            elif t.truncated_by == "lines":
+                text += f"\n\n[Showing lines {start_line}-{end_line} of {t.total_lines}. Full output: {path}]"
+            else:
+                text += (
+                    f"\n\n[Showing lines {start_line}-{end_line} of {t.total_lines} "
+                    f"({format_size(DEFAULT_MAX_BYTES)} limit). Full output: {path}]"
+                )
+            return text, details
+
+        def append_status(text: str, status: str) -> str:
+            return f"{text}\n\n{status}" if text else status
+
+        try:
+            try:
+                exit_code = await self.operations.exec(
+                    spawn.command,
+                    spawn.cwd,
+                    on_data=handle_data,
+                    signal=signal,
+                    timeout=timeout,
+                    env=spawn.env,
+                )
+            except Exception as err:
+                snap = finish_output()
+                text, _ = format_output(snap, "")
+                message = str(err)
+                if message == "aborted":
+                    raise ToolError(append_status(text, "Command aborted")) from None
+                if message.startswith("timeout:"):
+                    raise ToolError(
+                        append_status(text, f"Command timed out after {message.split(':')[1]} seconds")
+                    ) from None
+                if isinstance(err, ToolError):
+                    raise
+                raise ToolError(message) from err
+            snap = finish_output()
+            text, details = format_output(snap)
+            if exit_code != 0 and exit_code is not None:
+                raise ToolError(append_status(text, f"Command exited with code {exit_code}"))
+            return AgentToolResult(content=[{"type": "text", "text": text}], details=details)
+        finally:
+            clear_timer()
+            if not output.closed:
+                output.close()
+
+
+def create_bash_tool(
+    cwd: str,
+    *,
+    command_prefix: str | None = None,
+    shell_path: str | None = None,
+    expose_session_environment: bool = True,
+    spawn_hook: SpawnHook | None = None,
+    operations: BashOperations | None = None,
+    tmpdir: str | None = None,
+) -> BashTool:
+    """Pi's ``createBashTool(cwd, options)``."""
+    return BashTool(
+        cwd,
+        command_prefix=command_prefix,
+        shell_path=shell_path,
+        expose_session_environment=expose_session_environment,
+        spawn_hook=spawn_hook,
+        operations=operations,
+        tmpdir=tmpdir,
+    )

@@ -1,0 +1,312 @@
+"""Line diffs for the edit tool's ``details`` (a port of jsdiff 8.0.4 ``diffLines`` and
+``createTwoFilesPatch``, plus Pi's ``generateDiffString``).
+
+The edit tool reports two renderings of its change: ``patch``, a standard unified diff, and
+``diff``, Pi's display diff with line numbers (``+ 3 new``, ``- 3 old``, `` 12 context``, ``...``
+for skipped context). Both depend on *which* of several equally short edit scripts the diff
+algorithm picks, so this is a faithful port of jsdiff's Myers variant (its diagonal pruning and
+its preference for removals before insertions), not ``difflib``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["DiffPart", "diff_lines", "generate_diff_string", "generate_unified_patch"]
+
+
+@dataclass
+class DiffPart:
+    """One jsdiff change object: ``value`` (the joined lines), ``count``, ``added``, ``removed``."""
+
+    value: str
+    count: int
+    added: bool
+    removed: bool
+
+
+@dataclass
+class _Component:
+    count: int
+    added: bool
+    removed: bool
+    previous: _Component | None
+
+
+@dataclass
+class _Path:
+    old_pos: int
+    last: _Component | None
+
+
+_LINE_SPLIT = re.compile(r"(\n|\r\n)")
+
+
+def _tokenize(value: str) -> list[str]:
+    parts = _LINE_SPLIT.split(value)
+    if parts and not parts[-1]:
+        parts.pop()
+    lines: list[str] = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            lines[-1] += part
+        else:
+            lines.append(part)
+    return [line for line in lines if line]  # removeEmpty
+
+
+def diff_lines(old: str, new: str) -> list[DiffPart]:
+    """jsdiff ``diffLines(old, new)`` with default options."""
+    old_tokens = _tokenize(old)
+    new_tokens = _tokenize(new)
+    new_len, old_len = len(new_tokens), len(old_tokens)
+
+    def extract_common(base: _Path, diagonal: int) -> int:
+        old_pos = base.old_pos
+        new_pos = old_pos - diagonal
+        common = 0
+        while (
+            new_pos + 1 < new_len
+            and old_pos + 1 < old_len
+            and old_tokens[old_pos + 1] == new_tokens[new_pos + 1]
+        ):
+            new_pos += 1
+            old_pos += 1
+            common += 1
+        if common:
+            base.last = _Component(common, False, False, base.last)
+        base.old_pos = old_pos
+        return new_pos
+
+    def add_to_path(path: _Path, added: bool, removed: bool, old_inc: int) -> _Path:
+        last = path.last
+        if last is not None and last.added == added and last.removed == removed:
+            return _Path(path.old_pos + old_inc, _Component(last.count + 1, added, removed, last.previous))
+        return _Path(path.old_pos + old_inc, _Component(1, added, removed, last))
+
+    def build(last: _Component | None) -> list[DiffPart]:
+        components: list[_Component] = []
+        while last is not None:
+            components.append(last)
+            last = last.previous
+        components.reverse()
+        parts: list[DiffPart] = []
+        new_pos = old_pos = 0
+        for c in components:
+            if not c.removed:
+                value = "".join(new_tokens[new_pos : new_pos + c.count])
+                new_pos += c.count
+                if not c.added:
+                    old_pos += c.count
+            else:
+                value = "".join(old_tokens[old_pos : old_pos + c.count])
+                old_pos += c.count
+            parts.append(DiffPart(value, c.count, c.added, c.removed))
+        return parts
+
+    best: dict[int, _Path | None] = {0: _Path(-1, None)}
+    first = best[0]
+    assert first is not None
+    new_pos = extract_common(first, 0)
+    if first.old_pos + 1 >= old_len and new_pos + 1 >= new_len:
+        return build(first.last)
+
+    min_diag: float = float("-inf")
+    max_diag: float = float("inf")
+    edit_length = 1
+    max_edit_length = new_len + old_len
+    while edit_length <= max_edit_length:
+        diagonal = int(max(min_diag, -edit_length))
+        while diagonal <= min(max_diag, edit_length):  # re-read each step: the bounds move
+            remove_path = best.get(diagonal - 1)
+            add_path = best.get(diagonal + 1)
+            if remove_path is not None:
+                best[diagonal - 1] = None
+            can_add = False
+            if add_path is not None:
+                add_new_pos = add_path.old_pos - diagonal
+                can_add = 0 <= add_new_pos < new_len
+            can_remove = remove_path is not None and remove_path.old_pos + 1 < old_len
+            if not can_add and not can_remove:
+                best[diagonal] = None
+                diagonal += 2
+                continue
+            if not can_remove or (
+                can_add
+                and remove_path is not None
+                and add_path is not None
+                and remove_path.old_pos < add_path.old_pos
+            ):
+                assert add_path is not None
+                base = add_to_path(add_path, True, False, 0)
+            else:
+                assert remove_path is not None
+                base = add_to_path(remove_path, False, True, 1)
+            new_pos = extract_common(base, diagonal)
+            if base.old_pos + 1 >= old_len and new_pos + 1 >= new_len:
+                return build(base.last)
+            best[diagonal] = base
+            if base.old_pos + 1 >= old_len:
+                max_diag = min(max_diag, diagonal - 1)
+            if new_pos + 1 >= new_len:
+                min_diag = max(min_diag, diagonal + 1)
+            diagonal += 2
+        edit_length += 1
+    raise AssertionError("unreachable: jsdiff always finds an edit script")  # pragma: no cover
+
+
+def _split_lines(text: str) -> list[str]:
+    has_trailing = text.endswith("\n")
+    result = [line + "\n" for line in text.split("\n")]
+    if has_trailing:
+        result.pop()
+    else:
+        result[-1] = result[-1][:-1]
+    return result
+
+
+def generate_unified_patch(path: str, old_content: str, new_content: str, context_lines: int = 4) -> str:
+    """Pi's ``generateUnifiedPatch``: jsdiff ``createTwoFilesPatch`` with file headers only."""
+    parts = diff_lines(old_content, new_content)
+    entries: list[tuple[DiffPart | None, list[str]]] = [(p, _split_lines(p.value)) for p in parts]
+    entries.append((None, []))
+    context = context_lines
+    hunks: list[tuple[int, int, int, int, list[str]]] = []
+    old_range_start = new_range_start = 0
+    cur: list[str] = []
+    old_line = new_line = 1
+    for i, (part, lines) in enumerate(entries):
+        changed = part is not None and (part.added or part.removed)
+        if changed:
+            assert part is not None
+            if not old_range_start:
+                old_range_start, new_range_start = old_line, new_line
+                if i > 0:
+                    prev_lines = entries[i - 1][1]
+                    cur = [" " + x for x in prev_lines[-context:]] if context > 0 else []
+                    old_range_start -= len(cur)
+                    new_range_start -= len(cur)
+            cur.extend(("+" if part.added else "-") + x for x in lines)
+            if part.added:
+                new_line += len(lines)
+            else:
+                old_line += len(lines)
+        else:
+            if old_range_start:
+                if len(lines) <= context * 2 and i < len(entries) - 2:
+                    cur.extend(" " + x for x in lines)
+                else:
+                    size = min(len(lines), context)
+                    cur.extend(" " + x for x in lines[:size])
+                    hunks.append(
+                        (
+                            old_range_start,
+                            old_line - old_range_start + size,
+                            new_range_start,
+                            new_line - new_range_start + size,
+                            cur,
+                        )
+                    )
+                    old_range_start = new_range_start = 0
+                    cur = []
+            old_line += len(lines)
+            new_line += len(lines)
+
+    out = [f"--- {path}", f"+++ {path}"]
+    for old_start, old_lines, new_start, new_lines, hunk_lines in hunks:
+        fixed: list[str] = []
+        for line in hunk_lines:
+            if line.endswith("\n"):
+                fixed.append(line[:-1])
+            else:
+                fixed.append(line)
+                fixed.append("\\ No newline at end of file")
+        if old_lines == 0:
+            old_start -= 1
+        if new_lines == 0:
+            new_start -= 1
+        out.append(f"@@ -{old_start},{old_lines} +{new_start},{new_lines} @@")
+        out.extend(fixed)
+    return "\n".join(out) + "\n"
+
+
+def generate_diff_string(
+    old_content: str, new_content: str, context_lines: int = 4
+) -> tuple[str, int | None]:
+    """Pi's ``generateDiffString``: ``(diff, firstChangedLine)`` with numbered, trimmed context."""
+    parts = diff_lines(old_content, new_content)
+    output: list[str] = []
+    width = len(str(max(len(old_content.split("\n")), len(new_content.split("\n")))))
+    old_num = new_num = 1
+    last_was_change = False
+    first_changed: int | None = None
+
+    def num(n: int) -> str:
+        return str(n).rjust(width)
+
+    blank = "".rjust(width)
+    for i, part in enumerate(parts):
+        raw = part.value.split("\n")
+        if raw[-1] == "":
+            raw.pop()
+        if part.added or part.removed:
+            if first_changed is None:
+                first_changed = new_num
+            for line in raw:
+                if part.added:
+                    output.append(f"+{num(new_num)} {line}")
+                    new_num += 1
+                else:
+                    output.append(f"-{num(old_num)} {line}")
+                    old_num += 1
+            last_was_change = True
+            continue
+        next_is_change = i < len(parts) - 1 and (parts[i + 1].added or parts[i + 1].removed)
+        if last_was_change and next_is_change:
+            if len(raw) <= context_lines * 2:
+                for line in raw:
+                    output.append(f" {num(old_num)} {line}")
+                    old_num += 1
+                    new_num += 1
+            else:
+                leading = raw[:context_lines]
+                trailing = raw[len(raw) - context_lines :]
+                skipped = len(raw) - len(leading) - len(trailing)
+                for line in leading:
+                    output.append(f" {num(old_num)} {line}")
+                    old_num += 1
+                    new_num += 1
+                output.append(f" {blank} ...")
+                old_num += skipped
+                new_num += skipped
+                for line in trailing:
+                    output.append(f" {num(old_num)} {line}")
+                    old_num += 1
+                    new_num += 1
+        elif last_was_change:
+            shown = raw[:context_lines]
+            skipped = len(raw) - len(shown)
+            for line in shown:
+                output.append(f" {num(old_num)} {line}")
+                old_num += 1
+                new_num += 1
+            if skipped > 0:
+                output.append(f" {blank} ...")
+                old_num += skipped
+                new_num += skipped
+        elif next_is_change:
+            skipped = max(0, len(raw) - context_lines)
+            if skipped > 0:
+                output.append(f" {blank} ...")
+                old_num += skipped
+                new_num += skipped
+            for line in raw[skipped:]:
+                output.append(f" {num(old_num)} {line}")
+                old_num += 1
+                new_num += 1
+        else:
+            old_num += len(raw)
+            new_num += len(raw)
+        last_was_change = False
+    return "\n".join(output), first_changed

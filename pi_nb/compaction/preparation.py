@@ -1,0 +1,168 @@
+"""``prepare_compaction``: everything a compaction needs, computed from the path alone (no model).
+
+Given the root->leaf path, Pi decides *what* to summarise before it asks any model:
+
+1. A path that already ends with a compaction has nothing new: ``None``.
+2. With an earlier compaction on the path, the work starts at that compaction's kept boundary
+   (its ``firstKeptEntryId``; the entry after the compaction when that id is gone), and the earlier
+   summary is carried as ``previous_summary`` (the update prompt merges into it). So the messages
+   kept last time are summarised once the recent window has moved past them, and a second
+   compaction is skipped while everything since the last kept point still fits.
+3. ``tokens_before`` is the current context size (usage + trailing estimate) of the whole path.
+4. The cut (see :func:`~pi_nb.compaction.cut_points.find_cut_point`) splits the range into
+   messages to summarise and, for a split turn, the turn prefix. Nothing on either side: ``None``.
+5. File operations start from the previous compaction's ``details`` (only when a hook did not
+   produce it: a hook's details may mean anything) and add every ``read``/``write``/``edit`` tool
+   call in the summarised messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_nb.compaction.cut_points import find_cut_point
+from pi_nb.compaction.serialization import FileOperations, create_file_ops, extract_file_ops_from_message
+from pi_nb.compaction.settings import DEFAULT_COMPACTION_SETTINGS, CompactionSettings
+from pi_nb.errors import CompactionError
+from pi_nb.messages import AgentMessage, _truthy
+from pi_nb.session.context import build_session_context, session_entry_to_context_messages
+from pi_nb.tokens import estimate_context_tokens
+
+__all__ = ["CompactionPreparation", "prepare_compaction"]
+
+
+@dataclass(frozen=True)
+class CompactionPreparation:
+    """Pi's ``CompactionPreparation``: the input of :func:`~pi_nb.compaction.summaries.compact`.
+
+    ``previous_summary`` is ``None`` when there was no earlier compaction (Pi: undefined).
+    ``file_ops`` is a mutable accumulator (Pi's Sets); treat it as read-only.
+    """
+
+    first_kept_entry_id: str
+    messages_to_summarize: list[AgentMessage]
+    turn_prefix_messages: list[AgentMessage]
+    is_split_turn: bool
+    tokens_before: int
+    previous_summary: str | None
+    file_ops: FileOperations = field(default_factory=FileOperations)
+    settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "messagesToSummarize": list(self.messages_to_summarize),
+            "turnPrefixMessages": list(self.turn_prefix_messages),
+            "isSplitTurn": self.is_split_turn,
+            "tokensBefore": self.tokens_before,
+        }
+        if self.previous_summary is not None:
+            out["previousSummary"] = self.previous_summary
+        out["fileOps"] = self.file_ops.to_dict()
+        out["settings"] = self.settings.to_dict()
+        return out
+
+
+def _first_message(entry: Mapping[str, Any]) -> AgentMessage | None:
+    """Pi's ``getMessageFromEntryForCompaction``: the entry's first context message (none for a compaction)."""
+    if entry.get("type") == "compaction":
+        return None
+    messages = session_entry_to_context_messages(entry)
+    return messages[0] if messages else None
+
+
+def _add_details_files(file_ops: FileOperations, details: Any) -> None:
+    if not isinstance(details, Mapping):
+        return
+    for key, target in (("readFiles", file_ops.read), ("modifiedFiles", file_ops.edited)):
+        files = details.get(key)
+        if not isinstance(files, list):
+            continue
+        for f in files:
+            if not isinstance(f, str):
+                raise CompactionError(f"compaction details.{key} must hold file paths (strings), got {f!r}")
+            target.add(f)
+
+
+def prepare_compaction(
+    path_entries: Sequence[Mapping[str, Any]],
+    settings: CompactionSettings | Mapping[str, Any] = DEFAULT_COMPACTION_SETTINGS,
+) -> CompactionPreparation | None:
+    """Pi's ``prepareCompaction(pathEntries, settings)``; ``None`` when there is nothing to compact.
+
+    ``None`` covers: the path ends with a compaction ("Already compacted" for a manual request),
+    nothing before the cut ("Nothing to compact (session too small)"), and a kept entry without an
+    id (a session that needs migration).
+    """
+    s = CompactionSettings.coerce(settings)
+    if path_entries and path_entries[-1].get("type") == "compaction":
+        return None
+
+    prev_index = -1
+    for i in range(len(path_entries) - 1, -1, -1):
+        if path_entries[i].get("type") == "compaction":
+            prev_index = i
+            break
+
+    previous_summary: Any = None
+    boundary_start = 0
+    prev: Mapping[str, Any] | None = None
+    if prev_index >= 0:
+        prev = path_entries[prev_index]
+        previous_summary = prev.get("summary")
+        kept_id = prev.get("firstKeptEntryId")
+        found = next(
+            (
+                i
+                for i, e in enumerate(path_entries)
+                if "id" in e and kept_id is not None and e.get("id") == kept_id
+            ),
+            -1,
+        )
+        boundary_start = found if found >= 0 else prev_index + 1
+
+    tokens_before = estimate_context_tokens(build_session_context(path_entries).messages).tokens
+    cut = find_cut_point(path_entries, boundary_start, len(path_entries), s.keep_recent_tokens)
+
+    if cut.first_kept_entry_index >= len(path_entries):
+        return None
+    first_kept_id = path_entries[cut.first_kept_entry_index].get("id")
+    if not _truthy(first_kept_id):
+        return None
+
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
+    to_summarize: list[AgentMessage] = []
+    for i in range(boundary_start, history_end):
+        msg = _first_message(path_entries[i])
+        if msg is not None:
+            to_summarize.append(msg)
+    turn_prefix: list[AgentMessage] = []
+    if cut.is_split_turn:
+        for i in range(cut.turn_start_index, cut.first_kept_entry_index):
+            msg = _first_message(path_entries[i])
+            if msg is not None:
+                turn_prefix.append(msg)
+    if not to_summarize and not turn_prefix:
+        return None
+
+    file_ops = create_file_ops()
+    if prev is not None and not _truthy(prev.get("fromHook")) and _truthy(prev.get("details")):
+        _add_details_files(file_ops, prev.get("details"))
+    for msg in to_summarize:
+        extract_file_ops_from_message(msg, file_ops)
+    if cut.is_split_turn:
+        for msg in turn_prefix:
+            extract_file_ops_from_message(msg, file_ops)
+
+    return CompactionPreparation(
+        first_kept_entry_id=str(first_kept_id),
+        messages_to_summarize=to_summarize,
+        turn_prefix_messages=turn_prefix,
+        is_split_turn=cut.is_split_turn,
+        tokens_before=tokens_before,
+        previous_summary=previous_summary if isinstance(previous_summary, str) else None,
+        file_ops=file_ops,
+        settings=s,
+    )

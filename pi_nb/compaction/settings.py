@@ -1,0 +1,163 @@
+"""Compaction, branch-summary and retry settings, and the threshold test ``should_compact``.
+
+Pi keeps these in settings.json under ``compaction`` (``{enabled?, reserveTokens?,
+keepRecentTokens?}``), ``branchSummary`` (``{reserveTokens?, skipPrompt?}``) and ``retry``
+(``{enabled?, maxRetries?, baseDelayMs?}``); missing keys take the defaults below. The value objects
+here are frozen dataclasses with snake_case fields; ``to_dict()`` gives Pi's camelCase shape and
+``from_dict()`` reads one (partial dicts merge over the defaults, as Pi's settings manager does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pi_nb.errors import CompactionError
+
+__all__ = [
+    "DEFAULT_BRANCH_SUMMARY_SETTINGS",
+    "DEFAULT_COMPACTION_SETTINGS",
+    "DEFAULT_RETRY_SETTINGS",
+    "BranchSummarySettings",
+    "CompactionSettings",
+    "RetrySettings",
+    "should_compact",
+]
+
+
+def _int_field(data: Mapping[str, Any], key: str, default: int, owner: str) -> int:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CompactionError(f"{owner}.{key} must be a number, got {value!r}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise CompactionError(f"{owner}.{key} must be a whole number, got {value!r}")
+        value = int(value)
+    return value
+
+
+def _bool_field(data: Mapping[str, Any], key: str, default: bool, owner: str) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise CompactionError(f"{owner}.{key} must be true or false, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class CompactionSettings:
+    """Pi's ``CompactionSettings {enabled, reserveTokens, keepRecentTokens}``.
+
+    ``reserve_tokens`` is the head-room kept free below the context window (the threshold is
+    ``context_window - reserve_tokens``) and also sizes the summary requests (0.8x for the history
+    summary, 0.5x for a split turn's prefix). ``keep_recent_tokens`` is how much recent
+    conversation (estimated tokens) survives a compaction verbatim.
+    """
+
+    enabled: bool = True
+    reserve_tokens: int = 16384
+    keep_recent_tokens: int = 20000
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "enabled": self.enabled,
+            "reserveTokens": self.reserve_tokens,
+            "keepRecentTokens": self.keep_recent_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> CompactionSettings:
+        """Pi's camelCase dict, partial or complete, merged over the defaults."""
+        data = data or {}
+        return cls(
+            enabled=_bool_field(data, "enabled", True, "compaction"),
+            reserve_tokens=_int_field(data, "reserveTokens", 16384, "compaction"),
+            keep_recent_tokens=_int_field(data, "keepRecentTokens", 20000, "compaction"),
+        )
+
+    @classmethod
+    def coerce(cls, value: CompactionSettings | Mapping[str, Any] | None) -> CompactionSettings:
+        """Accept a settings object, Pi's camelCase dict, or ``None`` (the defaults)."""
+        if isinstance(value, CompactionSettings):
+            return value
+        return cls.from_dict(value)
+
+
+DEFAULT_COMPACTION_SETTINGS = CompactionSettings()
+
+
+@dataclass(frozen=True)
+class BranchSummarySettings:
+    """Pi's ``branchSummary`` settings: the reserve below the window, and whether /tree asks."""
+
+    reserve_tokens: int = 16384
+    skip_prompt: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reserveTokens": self.reserve_tokens, "skipPrompt": self.skip_prompt}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> BranchSummarySettings:
+        data = data or {}
+        return cls(
+            reserve_tokens=_int_field(data, "reserveTokens", 16384, "branchSummary"),
+            skip_prompt=_bool_field(data, "skipPrompt", False, "branchSummary"),
+        )
+
+    @classmethod
+    def coerce(cls, value: BranchSummarySettings | Mapping[str, Any] | None) -> BranchSummarySettings:
+        if isinstance(value, BranchSummarySettings):
+            return value
+        return cls.from_dict(value)
+
+
+DEFAULT_BRANCH_SUMMARY_SETTINGS = BranchSummarySettings()
+
+
+@dataclass(frozen=True)
+class RetrySettings:
+    """Pi's ``retry`` settings, shared by agent turns and summary calls.
+
+    A transient error is retried up to ``max_retries`` times, waiting ``base_delay_ms * 2**(n-1)``
+    before retry ``n`` (2 s, 4 s, 8 s by default).
+    """
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"enabled": self.enabled, "maxRetries": self.max_retries, "baseDelayMs": self.base_delay_ms}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> RetrySettings:
+        data = data or {}
+        return cls(
+            enabled=_bool_field(data, "enabled", True, "retry"),
+            max_retries=_int_field(data, "maxRetries", 3, "retry"),
+            base_delay_ms=_int_field(data, "baseDelayMs", 2000, "retry"),
+        )
+
+    @classmethod
+    def coerce(cls, value: RetrySettings | Mapping[str, Any] | None) -> RetrySettings:
+        if isinstance(value, RetrySettings):
+            return value
+        return cls.from_dict(value)
+
+
+DEFAULT_RETRY_SETTINGS = RetrySettings()
+
+
+def should_compact(
+    context_tokens: int | float,
+    context_window: int | float,
+    settings: CompactionSettings | Mapping[str, Any] = DEFAULT_COMPACTION_SETTINGS,
+) -> bool:
+    """Pi's ``shouldCompact``: enabled and ``context_tokens > context_window - reserve_tokens``.
+
+    Strictly greater: a context exactly at the threshold does not compact.
+    """
+    s = CompactionSettings.coerce(settings)
+    if not s.enabled:
+        return False
+    return context_tokens > context_window - s.reserve_tokens

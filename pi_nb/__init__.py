@@ -31,6 +31,8 @@ from pi_nb import resources as _resources
 from pi_nb.resources import *  # noqa: F403
 # --- system prompt (pi_nb/system_prompt.py) ---
 # --- compaction (pi_nb/compaction/) ---
+from pi_nb import compaction as _compaction
+from pi_nb.compaction import *  # noqa: F403
 # --- tools (pi_nb/tools/) ---
 # --- providers / agent ---
 from pi_nb import providers as _providers
@@ -47,5 +49,6 @@ __all__ = sorted(
         *_session.__all__,
         *_providers.__all__,
         *_resources.__all__,
+        *_compaction.__all__,
     ]
 )

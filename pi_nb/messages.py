@@ -306,21 +306,42 @@ def _put(out: dict[str, Any], key: str, value: Any) -> None:
 _MAX_TIME_MS = 8.64e15
 _NAN = float("nan")
 
-# ECMAScript's Date Time String Format, plus the variants V8's fallback parser gives the same
-# meaning to and that appear in the wild: lower-case t/z, one or more blanks instead of "T",
-# leading whitespace, a "Z" after a date-only form, "+HHMM" offsets, 5+ digit unsigned years.
-_DATE_RE = re.compile(
+# ECMAScript's Date Time String Format (what Date.prototype.toISOString writes). V8 tries this
+# strict grammar first: a date alone is UTC, a date-time without offset is local time.
+_ISO_RE = re.compile(
     r"""
-    \A\s*
-    (?P<year>[+-]\d{6}|\d{4,})
+    \A(?P<year>[+-]\d{6}|\d{4})
     (?:-(?P<month>\d{2})(?:-(?P<day>\d{2}))?)?
     (?:
-        (?:[Tt]|[ ]+)
-        (?P<hour>\d{2}):(?P<minute>\d{2})
+        T(?P<hour>\d{2}):(?P<minute>\d{2})
         (?::(?P<second>\d{2})(?:\.(?P<frac>\d+))?)?
-    )?
-    (?P<tz>[Zz]|[+-]\d{2}:?\d{2})?
-    \Z
+        (?P<tz>Z|[+-]\d{2}:\d{2})?
+    )?\Z
+    """,
+    re.VERBOSE,
+)
+
+# The part of V8's legacy fallback parser that pi_nb reproduces (checked against V8 differentially;
+# V8 rejects the near misses, e.g. "T" after a one-digit day, one-digit seconds after "T", a blank
+# between a "T" time and its zone): a 4-6 digit year >= 100; then either
+#   * "YYYY-MM-DD" (4-digit year) "T"|"t" "HH:MM[:SS[.fff]]" directly followed by an optional Z|z|+HH:MM|+HHMM,
+#   * (leading blanks allowed from here on) "YYYY-M-D" blanks "H:MM[:S[.fff]]", optional blanks, optional Z|z|+HH:MM|+HHMM or blank GMT/UTC,
+#   * "YYYY-M-D" alone, with an optional Z|z.
+# Without a zone *everything* here is local time, the date alone included.
+_LEGACY_RE = re.compile(
+    r"""
+    \A[ \t]*(?P<year>\d{4,6})-
+    (?:
+        (?P<month_t>\d{2})-(?P<day_t>\d{2})[Tt](?P<hour_t>\d{2}):(?P<minute_t>\d{2})
+        (?::(?P<second_t>\d{2})(?:\.(?P<frac_t>\d+))?)?
+        (?P<tz_t>[Zz]|[+-]\d{2}:?\d{2})?
+    |
+        (?P<month_s>\d{1,2})-(?P<day_s>\d{1,2})[ \t]+(?P<hour_s>\d{1,2}):(?P<minute_s>\d{2})
+        (?::(?P<second_s>\d{1,2})(?:\.(?P<frac_s>\d+))?)?
+        (?:[ \t]*(?P<tz_s>[Zz]|[+-]\d{2}:?\d{2})|[ \t]+(?P<gmt_s>GMT|UTC))?
+    |
+        (?P<month_d>\d{1,2})-(?P<day_d>\d{1,2})(?P<tz_d>[Zz])?
+    )\Z
     """,
     re.VERBOSE,
 )
@@ -329,7 +350,7 @@ _DATE_RE = re.compile(
 def _days_from_civil(year: int, month: int, day: int) -> int:
     """Days since 1970-01-01 of a proleptic Gregorian date (``day`` may overflow the month, as in JS)."""
     y = year - (1 if month <= 2 else 0)
-    era = (y if y >= 0 else y - 399) // 400
+    era = y // 400  # floor division, also for years before 0
     yoe = y - era * 400
     mp = (month + 9) % 12
     doy = (153 * mp + 2) // 5
@@ -337,57 +358,105 @@ def _days_from_civil(year: int, month: int, day: int) -> int:
     return era * 146097 + doe - 719468 + (day - 1)
 
 
-def _local_offset_ms(utc_guess_ms: int) -> int:
-    """The local zone's UTC offset (ms) at about that instant (JS LocalTZA for a local time)."""
-    secs = utc_guess_ms / 1000.0
+def _offset_at_ms(instant_ms: int) -> int:
+    """The local zone's UTC offset (ms) at a UTC instant (the current offset where the C library
+    cannot tell, e.g. far outside its range)."""
     try:
-        local = time.localtime(secs)
+        return int(time.localtime(instant_ms / 1000.0).tm_gmtoff) * 1000
     except (OverflowError, OSError, ValueError):
-        local = time.localtime()
-    # tm_gmtoff of the guessed instant; re-evaluate once at the corrected instant (DST edges).
-    off = local.tm_gmtoff
-    try:
-        off = time.localtime(secs - off).tm_gmtoff
-    except (OverflowError, OSError, ValueError):
-        pass
-    return int(off) * 1000
+        return int(time.localtime().tm_gmtoff) * 1000
+
+
+def _local_to_utc_ms(local_ms: int) -> int:
+    """ECMAScript ``UTC(t)`` for a local wall-clock time ``t``.
+
+    A wall time that occurs twice (DST ends) takes the earlier instant; one that does not occur
+    (DST starts) is read with the offset in force before the transition.
+    """
+    day = 86_400_000
+    before = _offset_at_ms(local_ms - day)
+    offsets = {before, _offset_at_ms(local_ms), _offset_at_ms(local_ms + day)}
+    valid = [local_ms - off for off in offsets if _offset_at_ms(local_ms - off) == off]
+    if valid:
+        return min(valid)
+    return local_ms - before
+
+
+def _compose(year: int, month: int, day: int, hour: int, minute: int, second: int, frac: str) -> int | None:
+    """MakeDate(MakeDay, MakeTime) with V8's range checks; None where V8 rejects the fields."""
+    # V8 checks the day against 1..31 only: "2026-02-31" is 3 March.
+    if not (1 <= month <= 12 and 1 <= day <= 31 and minute <= 59 and second <= 59):
+        return None
+    if hour > 24 or (hour == 24 and (minute or second or (frac and int(frac)))):
+        return None
+    millis = int((frac + "00")[:3]) if frac else 0  # digits beyond milliseconds are dropped
+    days = _days_from_civil(year, month, day)
+    return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
+
+
+def _offset_ms(tz: str) -> int:
+    """``+HH:MM`` / ``+HHMM`` -> ms east of UTC."""
+    body = tz[1:].replace(":", "")
+    off = (int(body[:2]) * 60 + int(body[2:])) * 60_000
+    return off if tz[0] == "+" else -off
+
+
+def _time_clip(ms: int) -> int | float:
+    return _NAN if abs(ms) > _MAX_TIME_MS else ms
 
 
 def _parse_date_string(text: str) -> int | float:
-    m = _DATE_RE.match(text)
-    if m is None:
-        return _NAN
-    year_s = m["year"]
-    if year_s == "-000000":
-        return _NAN  # ECMAScript forbids negative zero as an expanded year
-    year = int(year_s)
-    month = int(m["month"]) if m["month"] else 1
-    day = int(m["day"]) if m["day"] else 1
-    hour = int(m["hour"]) if m["hour"] else 0
-    minute = int(m["minute"]) if m["minute"] else 0
-    second = int(m["second"]) if m["second"] else 0
-    frac = m["frac"] or ""
-    millis = int((frac + "00")[:3]) if frac else 0
-    # V8 checks the day against 1..31 only: "2026-02-31" is 3 March.
-    if not (1 <= month <= 12 and 1 <= day <= 31 and minute <= 59 and second <= 59):
-        return _NAN
-    if hour > 24 or (hour == 24 and (minute or second or (frac and int(frac)))):
-        return _NAN
-    ms = ((_days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
-    tz = m["tz"]
-    if tz is None:
-        if m["hour"] is not None:  # a date-time without offset is local time; a date alone is UTC
-            ms -= _local_offset_ms(ms)
-    elif tz not in ("Z", "z"):
-        digits = tz[1:].replace(":", "")
-        oh, om = int(digits[:2]), int(digits[2:])
-        if oh > 23 or om > 59:
+    m = _ISO_RE.match(text)
+    if m is not None:
+        if m["year"] == "-000000":
+            return _NAN  # ECMAScript forbids negative zero as an expanded year
+        ms = _compose(
+            int(m["year"]),
+            int(m["month"] or 1),
+            int(m["day"] or 1),
+            int(m["hour"] or 0),
+            int(m["minute"] or 0),
+            int(m["second"] or 0),
+            m["frac"] or "",
+        )
+        if ms is None:
             return _NAN
-        off = (oh * 60 + om) * 60_000
-        ms -= off if tz[0] == "+" else -off
-    if abs(ms) > _MAX_TIME_MS:
+        tz = m["tz"]
+        if tz is None:
+            if m["hour"] is not None:  # a date-time without offset is local time; a date alone is UTC
+                ms = _local_to_utc_ms(ms)
+        elif tz != "Z":
+            if int(tz[1:3]) > 23 or int(tz[4:6]) > 59:
+                return _NAN
+            ms -= _offset_ms(tz)
+        return _time_clip(ms)
+    m = _LEGACY_RE.match(text)
+    if m is None or int(m["year"]) < 100:
+        return _NAN  # (V8's legacy parser maps years below 100 in ways not reproduced here)
+    form = "t" if m["month_t"] else ("s" if m["month_s"] else "d")
+    if form == "t" and (len(m["year"]) != 4 or text[0] in " \t"):
+        return _NAN  # V8's fallback rejects a "T" time after a 5-6 digit year or leading blanks
+    ms = _compose(
+        int(m["year"]),
+        int(m["month_" + form]),
+        int(m["day_" + form]),
+        int(m["hour_" + form] or 0) if form != "d" else 0,
+        int(m["minute_" + form] or 0) if form != "d" else 0,
+        int(m["second_" + form] or 0) if form != "d" else 0,
+        (m["frac_" + form] or "") if form != "d" else "",
+    )
+    if ms is None:
         return _NAN
-    return ms
+    tz = m["tz_" + form] or (m["gmt_s"] if form == "s" else None)
+    if tz is None:
+        ms = _local_to_utc_ms(ms)
+    elif tz not in ("Z", "z", "GMT", "UTC"):
+        body = tz[1:].replace(":", "")
+        # after a blank-separated time V8 takes any two-digit offset hour (+24:00 included)
+        if (form == "t" and int(body[:2]) > 23) or int(body[2:]) > 59:
+            return _NAN
+        ms -= _offset_ms(tz)
+    return _time_clip(ms)
 
 
 def js_date_ms(value: Any) -> int | float:
@@ -396,10 +465,11 @@ def js_date_ms(value: Any) -> int | float:
     Pi turns an entry's ISO ``timestamp`` into a message ``timestamp`` this way. Strings follow
     ECMAScript's date-time format (``2026-01-01T00:00:00.000Z``, ``...:00Z``, ``2026-01-01``,
     offsets, expanded years; a date-time without offset is local time, a date alone UTC; extra
-    fraction digits are truncated; day 31 of a short month rolls over as in V8) plus the V8
-    fallback variants listed at ``_DATE_RE``. Other forms V8's legacy parser would still accept
-    (``"Jan 1 2026"``, ``"2026/01/01"``) give NaN here. Numbers are time-clipped; ``null`` is 0;
-    ``undefined`` (missing) is NaN; arrays are joined like ``String([...])``.
+    fraction digits are truncated; day 31 of a short month rolls over as in V8) plus the part of
+    V8's legacy fallback described at ``_LEGACY_RE``. Other forms V8's legacy parser would still
+    accept (``"Jan 1 2026"``, ``"2026/01/01"``, years below 100 outside the strict format) give NaN
+    here. Numbers are time-clipped; ``null`` is 0; ``undefined`` (missing) is NaN; arrays are
+    joined like ``String([...])``.
     """
     if value is UNDEFINED:
         return _NAN

@@ -154,20 +154,57 @@ def _check_content(content: Any) -> str:
     return content
 
 
-def _measure(content: str) -> tuple[str | bytes, bool]:
-    """The buffer whose offsets are Pi's UTF-8 byte offsets, and whether slicing it is exact.
+_BLOCK = 1 << 14  # characters encoded at a time when only sizes and newlines are needed
 
-    ASCII text is its own buffer. Other text without surrogates is encoded once; a slice of the
-    encoding decodes back to exactly the original substring. Text with surrogates is encoded the
-    way a JS ``Buffer`` does it (lone halves become U+FFFD), and is *not* exact: kept lines must
-    then be cut from the original string.
+
+def _measure(content: str) -> tuple[int, int, str | bytes | None, bool]:
+    """``(total_bytes, total_lines, buffer, exact)`` for Pi's counts.
+
+    ``buffer`` has Pi's UTF-8 byte offsets over the *whole* text, or is ``None`` when only windows
+    of it will be encoded (see :func:`_window`); ``exact`` says whether decoding a slice of the
+    buffer gives back exactly the original substring.
+
+    * ASCII text is its own buffer (bytes are characters).
+    * Other text without surrogates is never encoded as a whole: bytes and newlines are counted
+      over 16K-character blocks, which stay in cache (about as fast as one big ``encode``) and
+      need no copy of the input (CPython's encoder reserves 4 bytes per character for astral
+      text, so encoding 100 MB at once would briefly take 400 MB). Only the part near the cut is
+      encoded later.
+    * Text with surrogates is encoded the way a JS ``Buffer`` does it (lone halves become U+FFFD)
+      and is not exact: kept lines are then cut from the original string.
     """
     if content.isascii():
-        return content, True
+        return len(content), _count_lines(content.count("\n"), content), content, True
+    size = newlines = 0
     try:
-        return content.encode("utf-8"), True
+        for i in range(0, len(content), _BLOCK):
+            block = content[i : i + _BLOCK].encode("utf-8")
+            size += len(block)
+            newlines += block.count(b"\n")
     except UnicodeEncodeError:
-        return js_utf8_encode(content), False
+        buf = js_utf8_encode(content)
+        return len(buf), _count_lines(buf.count(b"\n"), content), buf, False
+    return size, _count_lines(newlines, content), None, True
+
+
+def _count_lines(newlines: int, content: str) -> int:
+    """Pi's ``splitLinesForCounting(content).length``: a final newline ends a line, "" has none."""
+    if not content:
+        return 0
+    return newlines + (0 if content.endswith("\n") else 1)
+
+
+def _window(content: str, chars: int, *, tail: bool) -> bytes:
+    """The UTF-8 encoding of the first (head) or last (tail) ``chars`` characters, or of all.
+
+    A cut within ``max_bytes`` bytes of either end lies within ``max_bytes + 1`` (head) or
+    ``max_bytes + 2`` (tail: one more for a trailing newline) characters of it, since a character
+    takes at least one byte; the cut helpers only look that far, so the window answers exactly
+    as the whole encoding would.
+    """
+    if chars >= len(content):
+        return content.encode("utf-8")
+    return (content[-chars:] if tail else content[:chars]).encode("utf-8")
 
 
 def _slice(buf: str | bytes, start: int, end: int) -> str:
@@ -190,12 +227,6 @@ def _nth_newline_from_end(text: AnyStr, nl: AnyStr, n: int, end: int) -> int:
     for _ in range(n):
         pos = text.rfind(nl, 0, pos)
     return pos
-
-
-def _line_count(buf: AnyStr, nl: AnyStr, ends_nl: bool) -> int:
-    if not buf:
-        return 0
-    return buf.count(nl) + (0 if ends_nl else 1)
 
 
 def _result(
@@ -266,13 +297,8 @@ def truncate_head(
     content = _check_content(content)
     lines_limit = _limit(max_lines, DEFAULT_MAX_LINES, "max_lines")
     bytes_limit = _limit(max_bytes, DEFAULT_MAX_BYTES, "max_bytes")
-    buf, exact = _measure(content)
-    total_bytes = len(buf)
+    total_bytes, total_lines, whole, exact = _measure(content)
     ends_nl = content.endswith("\n")
-    if isinstance(buf, str):
-        total_lines = _line_count(buf, "\n", ends_nl)
-    else:
-        total_lines = _line_count(buf, b"\n", ends_nl)
     if total_lines <= lines_limit and total_bytes <= bytes_limit:
         return _result(
             content,
@@ -291,6 +317,7 @@ def truncate_head(
             "truncate_head of an empty string with a negative limit: Pi 0.85 throws here "
             "(Buffer.byteLength(undefined)); pass limits >= 0"
         )
+    buf = whole if whole is not None else _window(content, max(bytes_limit, 0) + 1, tail=False)
     if isinstance(buf, str):
         cut = _head_cut(buf, "\n", total_lines, lines_limit, bytes_limit)
     else:
@@ -381,13 +408,8 @@ def truncate_tail(
     content = _check_content(content)
     lines_limit = _limit(max_lines, DEFAULT_MAX_LINES, "max_lines")
     bytes_limit = _limit(max_bytes, DEFAULT_MAX_BYTES, "max_bytes")
-    buf, exact = _measure(content)
-    total_bytes = len(buf)
+    total_bytes, total_lines, whole, exact = _measure(content)
     ends_nl = content.endswith("\n")
-    if isinstance(buf, str):
-        total_lines = _line_count(buf, "\n", ends_nl)
-    else:
-        total_lines = _line_count(buf, b"\n", ends_nl)
     if total_lines <= lines_limit and total_bytes <= bytes_limit:
         return _result(
             content,
@@ -400,6 +422,7 @@ def truncate_tail(
             max_lines=lines_limit,
             max_bytes=bytes_limit,
         )
+    buf = whole if whole is not None else _window(content, max(bytes_limit, 0) + 2, tail=True)
     if isinstance(buf, str):
         kept, start, end, by = _tail_cut(buf, "\n", total_lines, lines_limit, bytes_limit)
     else:
@@ -516,13 +539,18 @@ class _Utf8StreamDecoder:
         self._pending: bytes | None = b""  # None once the BOM question is settled
 
     def decode(self, data: bytes, final: bool = False) -> str:
+        return self.decode_measured(data, final)[0]
+
+    def decode_measured(self, data: bytes, final: bool = False) -> tuple[str, int]:
+        """The text of this chunk and its UTF-8 byte length (without encoding it again if possible)."""
         if self._pending is not None:
             head = self._pending + data
             if len(head) < 3 and _BOM.startswith(head) and not final:
                 self._pending = head
-                return ""
+                return "", 0
             self._pending = None
             data = head[3:] if head.startswith(_BOM) else head
+        before = len(self._decoder.buffer)
         text = self._decoder.decode(data, final)
         pending = self._decoder.buffer
         if pending and not _whatwg_prefix_ok(pending):
@@ -530,7 +558,12 @@ class _Utf8StreamDecoder:
             # become valid); WHATWG reports it at once. Flushing keeps every chunk's text equal to
             # TextDecoder's, which matters because Pi's limits are checked after every chunk.
             text += self._decoder.decode(b"", True)
-        return text
+        if text.isascii():
+            return text, len(text)
+        if "\ufffd" not in text:
+            # nothing was replaced: the text re-encodes to exactly the bytes it was decoded from
+            return text, before + len(data) - len(self._decoder.buffer)
+        return text, len(text.encode("utf-8"))
 
 
 def _whatwg_prefix_ok(pending: bytes) -> bool:
@@ -609,7 +642,8 @@ class OutputAccumulator:
         self._max_rolling_bytes = max(self._max_bytes * 2, 1)
         self._decoder = _Utf8StreamDecoder()
         self._raw_chunks: list[bytes] = []
-        self._tail: list[str] = []
+        self._tail: list[str] = []  # decoded pieces, oldest first ...
+        self._tail_sizes: list[int] = []  # ... and their UTF-8 sizes
         self._tail_bytes = 0
         self._tail_starts_at_line_boundary = True
         self._total_raw_bytes = 0
@@ -677,7 +711,7 @@ class OutputAccumulator:
         elif not isinstance(data, bytes):
             raise TruncationError(f"append() takes bytes, got {type(data).__name__}")
         self._total_raw_bytes += len(data)
-        self._append_decoded(self._decoder.decode(data))
+        self._append_decoded(*self._decoder.decode_measured(data))
         if self._file is not None or self._should_use_temp_file():
             self._ensure_temp_file()
             self._write(data)
@@ -689,7 +723,7 @@ class OutputAccumulator:
         if self._finished:
             return
         self._finished = True
-        self._append_decoded(self._decoder.decode(b"", final=True))
+        self._append_decoded(*self._decoder.decode_measured(b"", final=True))
         if self._should_use_temp_file():
             self._ensure_temp_file()
         self._flush()
@@ -742,15 +776,18 @@ class OutputAccumulator:
 
     # -- internals ----------------------------------------------------------------------------------
 
-    def _append_decoded(self, text: str) -> None:
+    def _append_decoded(self, text: str, nbytes: int) -> None:
         if not text:
             return
-        nbytes = _utf8_len(text)
         self._total_decoded_bytes += nbytes
         self._tail.append(text)
+        self._tail_sizes.append(nbytes)
         self._tail_bytes += nbytes
         if self._tail_bytes > self._max_rolling_bytes * 2:
             self._trim_tail()
+        elif len(self._tail) > 512:  # many tiny chunks: keep the piece list short
+            self._tail = ["".join(self._tail)]
+            self._tail_sizes = [self._tail_bytes]
         newlines = text.count("\n")
         if newlines == 0:
             self._current_line_bytes += nbytes
@@ -763,23 +800,40 @@ class OutputAccumulator:
         self._total_lines = self._completed_lines + (1 if self._has_open_line else 0)
 
     def _trim_tail(self) -> None:
-        buffer = "".join(self._tail).encode("utf-8")
-        if len(buffer) <= self._max_rolling_bytes:
-            self._tail = [buffer.decode("utf-8")] if buffer else []
-            self._tail_bytes = len(buffer)
-            return
-        start = len(buffer) - self._max_rolling_bytes
-        while start < len(buffer) and (buffer[start] & 0xC0) == 0x80:
-            start += 1
-        if start != 0:
-            self._tail_starts_at_line_boundary = buffer[start - 1] == 0x0A
-        kept = buffer[start:]
-        self._tail = [kept.decode("utf-8")] if kept else []
-        self._tail_bytes = len(kept)
+        """Keep the last ``max_rolling_bytes`` bytes of the tail, starting at a character start.
+
+        Pi encodes the whole tail and cuts the buffer; the same cut is found here by skipping whole
+        pieces (their sizes are known) and encoding only the piece the cut falls in.
+        """
+        texts, sizes = self._tail, self._tail_sizes
+        cut = self._tail_bytes - self._max_rolling_bytes  # > 0: trimming only runs when over 2x
+        i = 0
+        while cut >= sizes[i]:
+            cut -= sizes[i]
+            i += 1
+        piece = texts[i]
+        if cut == 0:
+            boundary = texts[i - 1].endswith("\n")
+            first, first_bytes = piece, sizes[i]
+        elif piece.isascii():
+            boundary = piece[cut - 1] == "\n"
+            first, first_bytes = piece[cut:], sizes[i] - cut
+        else:
+            data = piece.encode("utf-8")
+            start = cut
+            while start < len(data) and (data[start] & 0xC0) == 0x80:
+                start += 1
+            boundary = data[start - 1] == 0x0A
+            first, first_bytes = data[start:].decode("utf-8"), len(data) - start
+        self._tail_starts_at_line_boundary = boundary
+        self._tail = ([first] if first else []) + texts[i + 1 :]
+        self._tail_sizes = ([first_bytes] if first else []) + sizes[i + 1 :]
+        self._tail_bytes = sum(self._tail_sizes)
 
     def _snapshot_text(self) -> str:
         text = "".join(self._tail)
         self._tail = [text] if text else []
+        self._tail_sizes = [self._tail_bytes] if text else []
         if self._tail_starts_at_line_boundary:
             return text
         first = text.find("\n")

@@ -125,6 +125,16 @@ def test_golden_named_cases(case: dict[str, Any]) -> None:
     _run_golden(case)
 
 
+def test_golden_with_tiny_size_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The block-by-block size of long non-ASCII text (1M characters per block) gives Pi's counts."""
+    import pi_nb.truncation as mod
+
+    monkeypatch.setattr(mod, "_BLOCK", 3)
+    for case in TRUNCATE_CASES:
+        if case["fn"] in FUNCS and case["response"]["ok"] and not case["args"]["content"].isascii():
+            _run_golden(case)
+
+
 # --------------------------------------------------------------------------------------------------
 # Pi's own tests (packages/agent/test/harness/truncate.test.ts, spec §11.1) and §12 vectors
 
@@ -777,6 +787,7 @@ def test_accumulator_chunking_invariants(
             acc = OutputAccumulator(max_bytes=max_bytes, max_lines=max_lines, tmpdir=tmp)
             for p in parts:
                 acc.append(p)
+                assert acc._tail_bytes == len("".join(acc._tail).encode()) == sum(acc._tail_sizes)
             acc.finish()
             s = acc.snapshot(persist_if_truncated=True)
             acc.close()
@@ -808,6 +819,7 @@ def test_accumulator_memory_stays_bounded(tmp_path: Path) -> None:
     for _ in range(3000):
         acc.append(chunk)
         assert acc._tail_bytes <= 4 * 2000 + len(chunk)
+        assert acc._tail_bytes == len("".join(acc._tail).encode()) == sum(acc._tail_sizes)
         assert sum(len(c) for c in acc._raw_chunks) <= 1000
     acc.finish()
     s = acc.snapshot()

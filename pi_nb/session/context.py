@@ -78,7 +78,7 @@ class SessionContext:
 
 
 def _check_entry(entry: Any) -> Mapping[str, Any]:
-    if not isinstance(entry, Mapping):
+    if type(entry) is not dict and not isinstance(entry, Mapping):  # (fast path for plain dicts)
         raise InvalidEntryError(f"session entry must be an object, got {type(entry).__name__}: {entry!r:.80}")
     return entry
 
@@ -87,8 +87,10 @@ def build_entry_index(entries: Sequence[Mapping[str, Any]]) -> dict[Any, Mapping
     """Pi's ``buildEntryIndex``: ``{entry id: entry}``; a later entry with the same id replaces an earlier one."""
     index: dict[Any, Mapping[str, Any]] = {}
     for entry in entries:
+        if type(entry) is not dict:
+            _check_entry(entry)
         try:
-            index[_check_entry(entry).get("id")] = entry
+            index[entry.get("id")] = entry
         except TypeError as exc:  # an id that is a JSON object or array
             raise InvalidEntryError(
                 f"session entry id must be a string, got {entry.get('id')!r:.80}"
@@ -106,17 +108,26 @@ def _lookup(index: EntryIndex, key: Any) -> Mapping[str, Any] | None:
 
 def _walk_to_root(leaf: Mapping[str, Any], index: EntryIndex) -> list[Mapping[str, Any]]:
     path: list[Mapping[str, Any]] = []
-    limit = len(index) + 1  # without a loop, a path holds at most every indexed entry plus the leaf
+    append = path.append
+    get = index.get
+    # without a loop, a path holds at most every indexed entry plus the leaf
+    steps_left = len(index) + 1
     current: Mapping[str, Any] | None = leaf
     while current is not None:
-        path.append(current)
-        if len(path) > limit:
+        append(current)
+        steps_left -= 1
+        if steps_left < 0:
             raise EntryCycleError(
                 f"Entry {leaf.get('id')} has a parentId chain that loops "
                 f"(Pi's buildSessionPath never ends on it: RangeError: Invalid array length)"
             )
         parent_id = current.get("parentId")
-        current = _lookup(index, parent_id) if _truthy(parent_id) else None
+        if type(parent_id) is str:  # the common case, kept fast: "" is falsy, the walk stops
+            current = get(parent_id) if parent_id else None
+            if current is not None and type(current) is not dict:
+                _check_entry(current)
+        else:
+            current = _lookup(index, parent_id) if _truthy(parent_id) else None
     path.reverse()
     return path
 
@@ -185,7 +196,7 @@ def session_entry_to_context_messages(entry: Mapping[str, Any]) -> list[AgentMes
     etype = entry.get("type")
     if etype == "message":
         message = entry.get("message")
-        if not isinstance(message, Mapping):
+        if type(message) is not dict and not isinstance(message, Mapping):
             raise InvalidEntryError(
                 f"message entry {entry.get('id')!r} has no message object (got {type(message).__name__})"
             )
@@ -280,7 +291,7 @@ def _context_settings(path: list[Mapping[str, Any]]) -> tuple[Any, dict[str, Any
             model = _pick(entry, "provider", "modelId")
         elif etype == "message":
             message = entry.get("message")
-            if not isinstance(message, Mapping):
+            if type(message) is not dict and not isinstance(message, Mapping):
                 raise InvalidEntryError(
                     f"message entry {entry.get('id')!r} has no message object (got {type(message).__name__})"
                 )
@@ -310,7 +321,13 @@ def build_session_context(
     """
     path = _build_session_path(entries, leaf_id, by_id)
     thinking_level, model = _context_settings(path)
-    messages: list[AgentMessage] = []
+    messages: list[Any] = []
+    append = messages.append
     for entry in _context_entries_from_path(path):
+        if entry.get("type") == "message":
+            message = entry.get("message")
+            if type(message) is dict and message.get("content") is not None:
+                append(message.copy())  # the common case of session_entry_to_context_messages, inlined
+                continue
         messages.extend(session_entry_to_context_messages(entry))
     return SessionContext(messages=messages, thinking_level=thinking_level, model=model)

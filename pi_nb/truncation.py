@@ -21,10 +21,11 @@ Pi's semantics, including its quirks, are reproduced exactly:
   ``null``/``undefined``); the one input where Pi throws (``truncate_head("")`` with a negative
   limit) raises :class:`~pi_nb.errors.TruncationError`.
 
-Speed: nothing here splits the input into a Python list of lines. The text is measured once
-(``str`` for ASCII, its UTF-8 encoding otherwise); line counts and cut points come from
-``count``/``find``/``rfind`` over that buffer, and only the kept part is decoded. A string that holds
-lone surrogates (rare) is measured through :func:`~pi_nb._js.js_utf8_encode` and the cut points are
+Speed: nothing here splits the input into a Python list of lines. ASCII text is measured in place;
+other text is sized block by block and only a window of ``max_bytes + 2`` characters at the cut is
+encoded. Line counts and cut points come from ``count``/``find``/``rfind`` bounded by the limits,
+and only the kept part is decoded (benchmarks/README.md has the numbers). A string that holds lone
+surrogates (rare) is measured through :func:`~pi_nb._js.js_utf8_encode` and the cut points are
 mapped back to the original string by walking its newlines.
 """
 

@@ -632,3 +632,48 @@ def test_index_is_built_once_linear_size() -> None:
     ctx = build_session_context(entries)
     assert len(ctx.messages) == n
     assert sys.getrecursionlimit() < n  # the walk is iterative
+
+
+# ---------------------------------------------------------------------------------------------
+# Differential check against the live oracle (optional; the golden files above are the coverage)
+# ---------------------------------------------------------------------------------------------
+
+ORACLE_DIR = HERE.parent.parent / "shared" / "pi-oracle"
+
+
+def _oracle_available() -> bool:
+    if not (ORACLE_DIR / "oracle_client.py").exists():
+        return False
+    sys.path.insert(0, str(ORACLE_DIR))
+    try:
+        from oracle_client import oracle_available  # type: ignore[import-not-found]
+    except ImportError:
+        return False
+    return bool(oracle_available())
+
+
+@pytest.mark.oracle
+@pytest.mark.skipif(not _oracle_available(), reason="pi-oracle not installed")
+def test_random_trees_against_live_oracle() -> None:
+    import importlib.util
+    import random
+
+    from oracle_client import Oracle
+
+    spec = importlib.util.spec_from_file_location("make_session_trees", GOLDEN / "make_session_trees.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    rng = random.Random(777)  # a different seed than the recorded trees
+    with Oracle() as o:
+        for n in range(8):
+            entries = gen.random_tree(rng, n)
+            for leaf in [*(e["id"] for e in entries), ABSENT, None]:
+                args = {"entries": entries} | ({} if leaf == ABSENT else {"leafId": leaf})
+                kw = {} if leaf == ABSENT else {"leaf_id": leaf}
+                expected = o.call("buildSessionContext", **args)
+                mine = build_session_context(entries, **kw)
+                assert as_json(mine.to_dict()) == expected
+                assert as_json(convert_to_llm(mine.messages)) == o.call(
+                    "convertToLlm", messages=expected["messages"]
+                )

@@ -6,10 +6,12 @@ Each submodule lists its public names in its own ``__all__``; this package re-ex
 from __future__ import annotations
 
 from pi_nb.resources import context_files as _context_files
+from pi_nb.resources import loader as _loader
 from pi_nb.resources import paths as _paths
 from pi_nb.resources import settings as _settings
 from pi_nb.resources import trust as _trust
 from pi_nb.resources.context_files import *  # noqa: F403
+from pi_nb.resources.loader import *  # noqa: F403
 from pi_nb.resources.paths import *  # noqa: F403
 from pi_nb.resources.settings import *  # noqa: F403
 from pi_nb.resources.trust import *  # noqa: F403
@@ -17,6 +19,7 @@ from pi_nb.resources.trust import *  # noqa: F403
 __all__ = sorted(
     [
         *_context_files.__all__,
+        *_loader.__all__,
         *_paths.__all__,
         *_settings.__all__,
         *_trust.__all__,

@@ -184,13 +184,17 @@ def _canonical_ids(entries: list[Any]) -> str:
     return text
 
 
-@pytest.mark.parametrize("case", [c for c in PURE if c["kind"] == "parse"], ids=lambda c: repr(c["content"][:30]))
+@pytest.mark.parametrize(
+    "case", [c for c in PURE if c["kind"] == "parse"], ids=lambda c: repr(c["content"][:30])
+)
 def test_parse_session_entries(case: dict[str, Any]) -> None:
     got = parse_session_entries(case["content"])
     assert json.loads(js_stringify(got)) == case["response"]["result"]
 
 
-@pytest.mark.parametrize("case", [c for c in PURE if c["kind"] == "migrate"], ids=lambda c: js_stringify(c["entries"])[:40])
+@pytest.mark.parametrize(
+    "case", [c for c in PURE if c["kind"] == "migrate"], ids=lambda c: js_stringify(c["entries"])[:40]
+)
 def test_migrate_session_entries(case: dict[str, Any]) -> None:
     entries = json.loads(json.dumps(case["entries"]))
     migrate_session_entries(entries)
@@ -198,7 +202,9 @@ def test_migrate_session_entries(case: dict[str, Any]) -> None:
     assert _canonical_ids(entries) == _canonical_ids(case["response"]["result"])
 
 
-@pytest.mark.parametrize("case", [c for c in PURE if c["kind"] == "migrate_v1"], ids=lambda c: js_stringify(c["entries"])[:40])
+@pytest.mark.parametrize(
+    "case", [c for c in PURE if c["kind"] == "migrate_v1"], ids=lambda c: js_stringify(c["entries"])[:40]
+)
 def test_migrate_v1_assigns_ids_and_chain_like_pi(case: dict[str, Any]) -> None:
     entries = json.loads(json.dumps(case["entries"]))
     assert migrate_session_entries(entries) is True

@@ -594,38 +594,59 @@ PARSE_CASES: list[str] = [
     '{"dup":1,"dup":2,"z":0}\n{"constructor":{"x":1},"y":2}\n{"10":"a","2":"b","x":"c"}',
     '{"ctl":"a\tb"}\n{"ok":"a\\tb"}\n\u001c\n\u0085{"n":1}',
     "\n".join(["{}"] * 5),
-    '[' * 500 + ']' * 500,
+    "[" * 500 + "]" * 500,
 ]
 
 MIGRATE_CASES: list[list[Any]] = [
     json.loads("[" + ",".join(V2_FILE.splitlines()) + "]"),
     json.loads("[" + ",".join(V3_FILE.splitlines()) + "]"),
-    [{"type": "session", "version": 5, "id": "future"}, {"type": "message", "message": {"role": "hookMessage"}}],
-    [{"type": "session", "version": "2", "id": "string-version"},
-     {"type": "message", "id": "m1", "parentId": None, "message": {"role": "hookMessage", "content": "x"}}],
-    [{"type": "session", "version": None, "id": "null-version"},
-     {"type": "message", "id": "m1", "parentId": None, "message": {"role": "hookMessage"}}],
+    [
+        {"type": "session", "version": 5, "id": "future"},
+        {"type": "message", "message": {"role": "hookMessage"}},
+    ],
+    [
+        {"type": "session", "version": "2", "id": "string-version"},
+        {"type": "message", "id": "m1", "parentId": None, "message": {"role": "hookMessage", "content": "x"}},
+    ],
+    [
+        {"type": "session", "version": None, "id": "null-version"},
+        {"type": "message", "id": "m1", "parentId": None, "message": {"role": "hookMessage"}},
+    ],
     [{"type": "message", "id": "m1", "parentId": None, "message": {"role": "hookMessage"}}],
-    [{"type": "session", "version": 2, "id": "v2"}, {"type": "message", "id": "m", "parentId": None},
-     {"type": "message", "id": "n", "parentId": "m", "message": None}],
+    [
+        {"type": "session", "version": 2, "id": "v2"},
+        {"type": "message", "id": "m", "parentId": None},
+        {"type": "message", "id": "n", "parentId": "m", "message": None},
+    ],
     [{"type": "session", "version": 3, "id": "v3"}, {"type": "message", "message": {"role": "hookMessage"}}],
-    [{"type": "message", "message": {"role": "user"}}, {"type": "session", "version": 2, "id": "late"},
-     {"type": "message", "message": {"role": "hookMessage"}}],
+    [
+        {"type": "message", "message": {"role": "user"}},
+        {"type": "session", "version": 2, "id": "late"},
+        {"type": "message", "message": {"role": "hookMessage"}},
+    ],
 ]
 
 # v1 -> v2 draws random ids: these are compared after mapping each id to its entry's position
 MIGRATE_V1_CASES: list[list[Any]] = [
     json.loads("[" + ",".join(V1_FILE.splitlines()) + "]"),
-    [{"type": "session", "id": "v1"},
-     {"type": "message", "message": {"role": "user", "content": "a"}},
-     {"type": "compaction", "summary": "s", "firstKeptEntryIndex": 1, "tokensBefore": 1},
-     {"type": "compaction", "summary": "s", "firstKeptEntryIndex": 0, "tokensBefore": 1},
-     {"type": "compaction", "summary": "s", "firstKeptEntryIndex": 99, "tokensBefore": 1},
-     {"type": "compaction", "summary": "s", "firstKeptEntryIndex": 6, "tokensBefore": 1, "firstKeptEntryId": "keep?"},
-     {"type": "compaction", "summary": "s", "firstKeptEntryIndex": 1.5, "tokensBefore": 1},
-     {"type": "compaction", "summary": "s", "firstKeptEntryIndex": "1", "tokensBefore": 1},
-     {"type": "compaction", "summary": "s", "firstKeptEntryIndex": 2.0, "tokensBefore": 1},
-     {"type": "message", "id": "had-an-id", "parentId": "whatever", "message": {"role": "hookMessage"}}],
+    [
+        {"type": "session", "id": "v1"},
+        {"type": "message", "message": {"role": "user", "content": "a"}},
+        {"type": "compaction", "summary": "s", "firstKeptEntryIndex": 1, "tokensBefore": 1},
+        {"type": "compaction", "summary": "s", "firstKeptEntryIndex": 0, "tokensBefore": 1},
+        {"type": "compaction", "summary": "s", "firstKeptEntryIndex": 99, "tokensBefore": 1},
+        {
+            "type": "compaction",
+            "summary": "s",
+            "firstKeptEntryIndex": 6,
+            "tokensBefore": 1,
+            "firstKeptEntryId": "keep?",
+        },
+        {"type": "compaction", "summary": "s", "firstKeptEntryIndex": 1.5, "tokensBefore": 1},
+        {"type": "compaction", "summary": "s", "firstKeptEntryIndex": "1", "tokensBefore": 1},
+        {"type": "compaction", "summary": "s", "firstKeptEntryIndex": 2.0, "tokensBefore": 1},
+        {"type": "message", "id": "had-an-id", "parentId": "whatever", "message": {"role": "hookMessage"}},
+    ],
     [{"type": "message", "message": {"role": "user"}}],
 ]
 
@@ -906,14 +927,29 @@ def main() -> None:
     pure_cases: list[dict[str, Any]] = []
     with Oracle() as oracle:
         for content in PARSE_CASES:
-            pure_cases.append({"kind": "parse", "content": content,
-                               "response": oracle.request("parseSessionEntries", {"content": content})})
+            pure_cases.append(
+                {
+                    "kind": "parse",
+                    "content": content,
+                    "response": oracle.request("parseSessionEntries", {"content": content}),
+                }
+            )
         for entries in MIGRATE_CASES:
-            pure_cases.append({"kind": "migrate", "entries": entries,
-                               "response": oracle.request("migrateSessionEntries", {"entries": entries})})
+            pure_cases.append(
+                {
+                    "kind": "migrate",
+                    "entries": entries,
+                    "response": oracle.request("migrateSessionEntries", {"entries": entries}),
+                }
+            )
         for entries in MIGRATE_V1_CASES:
-            pure_cases.append({"kind": "migrate_v1", "entries": entries,
-                               "response": oracle.request("migrateSessionEntries", {"entries": entries})})
+            pure_cases.append(
+                {
+                    "kind": "migrate_v1",
+                    "entries": entries,
+                    "response": oracle.request("migrateSessionEntries", {"entries": entries}),
+                }
+            )
     _dump_cases(PURE_OUT, pure_cases)
     print(f"wrote {PURE_OUT} ({len(pure_cases)} cases)")
 

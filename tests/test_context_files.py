@@ -225,5 +225,82 @@ def test_one_file_per_directory_parents_first(
             assert str(d) in dirs
 
 
+# --- differential check against the live oracle (optional; the golden file is the coverage)
+
+ORACLE_DIR = HERE.parent.parent / "shared" / "pi-oracle"
+
+
+def _oracle_available() -> bool:
+    if not (ORACLE_DIR / "oracle_client.py").exists():
+        return False
+    sys.path.insert(0, str(ORACLE_DIR))
+    try:
+        from oracle_client import oracle_available  # type: ignore[import-not-found]
+    except ImportError:
+        return False
+    return bool(oracle_available())
+
+
+def _random_tree(rng: Any) -> list[list[str]]:
+    """A random tree: candidates (files, dirs, BOMs) at random depths, sometimes a worktree."""
+    tree: list[list[str]] = [["d", "outer/main/wt/src/deep"], ["d", "agent"]]
+    levels = [
+        "",
+        "outer",
+        "outer/main",
+        "outer/main/wt",
+        "outer/main/wt/src",
+        "outer/main/wt/src/deep",
+        "agent",
+    ]
+    for _ in range(rng.randint(0, 9)):
+        d = rng.choice(levels)
+        name = rng.choice([*CONTEXT_FILE_CANDIDATES, "agents.md"])
+        rel = f"{d}/{name}".lstrip("/")
+        if any(e[1] == rel for e in tree):
+            continue
+        kind = rng.random()
+        if kind < 0.15:
+            tree.append(["d", rel])
+        elif kind < 0.3:
+            tree.append(["b", rel, make_context_files.b64(b"\xef\xbb\xbf" + rel.encode())])
+        else:
+            tree.append(["f", rel, f"{rel}\n"])
+    layout = rng.choice(["none", "worktree", "repo", "sibling"])
+    if layout == "worktree":
+        tree += make_context_files.worktree_link("outer/main", "outer/main/wt", "wt")
+    elif layout == "repo":
+        tree.append(["f", "outer/main/.git/HEAD", "x"])
+    elif layout == "sibling":
+        tree += make_context_files.worktree_link("outer/elsewhere", "outer/main/wt", "wt")
+    return tree
+
+
+@pytest.mark.oracle
+@pytest.mark.skipif(not _oracle_available(), reason="pi-oracle not installed")
+def test_random_trees_against_live_oracle(tmp_path: Path) -> None:
+    import random
+
+    from oracle_client import Oracle
+
+    rng = random.Random(4242)
+    with Oracle() as o:
+        for n in range(40):
+            root = os.path.realpath(tmp_path / f"t{n}")
+            os.mkdir(root)
+            make_context_files.build_tree(root, _random_tree(rng))
+            cwd = os.path.join(
+                root, rng.choice(["outer/main/wt/src/deep", "outer/main/wt", "outer/main", "agent"])
+            )
+            agent = os.path.join(root, "agent")
+            expected = [
+                f
+                for f in o.call("loadProjectContextFiles", cwd=cwd, agentDir=agent)
+                if f["path"].startswith(root)
+            ]
+            got = [f.to_dict() for f in load_project_context_files(cwd, agent) if f.path.startswith(root)]
+            assert got == expected, n
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))

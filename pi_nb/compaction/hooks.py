@@ -21,7 +21,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pi_nb.compaction.preparation import CompactionPreparation
 from pi_nb.compaction.summaries import CompactionResult
@@ -297,7 +297,7 @@ class HookRunner:
     <function <lambda> at ...>
     """
 
-    EVENT_TYPES = (
+    EVENT_TYPES: ClassVar[tuple[str, ...]] = (
         "session_before_compact",
         "session_compact",
         "session_compact_failed",

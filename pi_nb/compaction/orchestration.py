@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from pi_nb._js import UNDEFINED
 from pi_nb.compaction.branch_summary import collect_entries_for_branch_summary, generate_branch_summary
 from pi_nb.compaction.hooks import (
     CompactionReason,
@@ -288,9 +289,9 @@ async def run_compaction(
             result.summary,
             result.first_kept_entry_id,
             result.tokens_before,
-            result.details,
+            UNDEFINED if result.details is None else result.details,
             from_extension,
-            result.usage,
+            UNDEFINED if result.usage is None else result.usage,
         )
         entry = _lookup_entry(session_manager, entry_id)
         context = session_manager.build_session_context()
@@ -494,7 +495,11 @@ async def navigate_tree(
     summary_entry: Mapping[str, Any] | None = None
     if summary_text:
         summary_id = session_manager.branch_with_summary(
-            new_leaf_id, summary_text, summary_details, from_extension, summary_usage
+            new_leaf_id,
+            summary_text,
+            UNDEFINED if summary_details is None else summary_details,
+            from_extension,
+            UNDEFINED if summary_usage is None else summary_usage,
         )
         summary_entry = _lookup_entry(session_manager, summary_id)
         if label:

@@ -527,6 +527,436 @@ def path_calls(o: Any, seed: int, entries: list[dict[str, Any]]) -> list[dict[st
     return calls
 
 
+# ---- handpicked cases: spec 12 vectors, Pi's unit-test scenarios, edges ------------------------
+
+
+def _entry(i: int, parent: str | None, type_: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "type": type_,
+        "id": f"e{i}",
+        "parentId": parent,
+        "timestamp": f"2026-01-01T00:00:{i:02d}.000Z",
+        **fields,
+    }
+
+
+def _chain(specs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i, (type_, fields) in enumerate(specs):
+        out.append(_entry(i, out[-1]["id"] if out else None, type_, **fields))
+    return out
+
+
+def _u(text: Any, ts: int = 1) -> tuple[str, dict[str, Any]]:
+    return ("message", {"message": {"role": "user", "content": text, "timestamp": ts}})
+
+
+def _a(
+    text: str | None = None, calls: list[tuple[str, dict[str, Any]]] = (), **extra: Any
+) -> tuple[str, dict[str, Any]]:  # type: ignore[assignment]
+    content: list[dict[str, Any]] = []
+    if text is not None:
+        content.append({"type": "text", "text": text})
+    for k, (name, args) in enumerate(calls):
+        content.append({"type": "toolCall", "id": f"c{k}", "name": name, "arguments": args})
+    msg = {
+        "role": "assistant",
+        "content": content,
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15},
+        "stopReason": "toolUse" if calls else "stop",
+        "timestamp": 2,
+        **extra,
+    }
+    return ("message", {"message": msg})
+
+
+def _r(text: str, name: str = "read") -> tuple[str, dict[str, Any]]:
+    return (
+        "message",
+        {
+            "message": {
+                "role": "toolResult",
+                "toolCallId": "c0",
+                "toolName": name,
+                "content": [{"type": "text", "text": text}],
+                "isError": False,
+                "timestamp": 3,
+            }
+        },
+    )
+
+
+def spec_cut_entries() -> list[dict[str, Any]]:
+    """Spec 12: [u(400)=100, a(400)=100, model_change, u(40)=10, a(40 + read)=16, toolResult(400)=100,
+    a(40 + edit)=19, toolResult("ok")=1, a("done")=1]."""
+    return _chain(
+        [
+            _u("u" * 400),
+            _a("a" * 400),
+            ("model_change", {"provider": "openai", "modelId": "gpt-5"}),
+            _u("q" * 40),
+            _a("b" * 40, [("read", {"path": "src/a.ts"})]),
+            _r("r" * 400),
+            _a("c" * 40, [("edit", {"path": "src/b.ts", "edits": []})]),
+            _r("ok", "edit"),
+            _a("done"),
+        ]
+    )
+
+
+def custom_message_entries() -> list[dict[str, Any]]:
+    """Pi compaction.test.ts: a 4000-char custom_message between "hello" and "ok"."""
+    return _chain(
+        [
+            ("thinking_level_change", {"thinkingLevel": "off"}),
+            _u("hello"),
+            ("custom_message", {"customType": "note", "content": "x" * 4000, "display": True}),
+            _a("ok"),
+        ]
+    )
+
+
+def make_cases() -> list[tuple[str, str, dict[str, Any]]]:
+    emoji_cut = "a" * 1999 + "😀" + "tail"  # the emoji's two code units straddle the 2000 cut
+    llm_spec = [
+        {"role": "user", "content": "hello", "timestamp": 1},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hmm"},
+                {"type": "text", "text": "ok"},
+                {"type": "toolCall", "id": "1", "name": "read", "arguments": {"path": "a.ts", "offset": 5}},
+                {"type": "toolCall", "id": "2", "name": "bash", "arguments": {"command": "ls"}},
+            ],
+            "timestamp": 2,
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "1",
+            "toolName": "read",
+            "content": [{"type": "text", "text": "res"}],
+            "isError": False,
+            "timestamp": 3,
+        },
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "p1"}, {"type": "text", "text": "p2"}],
+            "timestamp": 4,
+        },
+    ]
+
+    def tool_result(text: str) -> dict[str, Any]:
+        return {
+            "role": "toolResult",
+            "toolCallId": "x",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+            "timestamp": 1,
+        }
+
+    def asst(content: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"role": "assistant", "content": content, "timestamp": 1}
+
+    cases: list[tuple[str, str, dict[str, Any]]] = [
+        ("spec 12 serializeConversation", "serializeConversation", {"messages": llm_spec}),
+        ("tool result 5000 chars", "serializeConversation", {"messages": [tool_result("x" * 5000)]}),
+        ("tool result 1500 chars", "serializeConversation", {"messages": [tool_result("x" * 1500)]}),
+        ("tool result exactly 2000", "serializeConversation", {"messages": [tool_result("y" * 2000)]}),
+        ("tool result 2001", "serializeConversation", {"messages": [tool_result("y" * 2001)]}),
+        (
+            "tool result emoji inside the first 2000 units",
+            "serializeConversation",
+            {"messages": [tool_result("😀" * 1000 + "z")]},
+        ),
+        (
+            "tool result emoji straddles the cut",
+            "serializeConversation",
+            {"messages": [tool_result(emoji_cut)]},
+        ),
+        (
+            "long user and assistant text never cut",
+            "serializeConversation",
+            {
+                "messages": [
+                    {"role": "user", "content": "u" * 5000, "timestamp": 1},
+                    asst([{"type": "text", "text": "v" * 5000}]),
+                ]
+            },
+        ),
+        (
+            "assistant empty text block still labelled",
+            "serializeConversation",
+            {"messages": [asst([{"type": "text", "text": ""}])]},
+        ),
+        (
+            "assistant two texts and two thinkings",
+            "serializeConversation",
+            {
+                "messages": [
+                    asst(
+                        [
+                            {"type": "thinking", "thinking": "t1"},
+                            {"type": "text", "text": "a"},
+                            {"type": "thinking", "thinking": "t2"},
+                            {"type": "text", "text": "b"},
+                        ]
+                    )
+                ]
+            },
+        ),
+        (
+            "tool call argument order and numbers",
+            "serializeConversation",
+            {
+                "messages": [
+                    asst(
+                        [
+                            {
+                                "type": "toolCall",
+                                "id": "1",
+                                "name": "f",
+                                "arguments": {
+                                    "b": 1,
+                                    "10": [1.5, 2.0, 1e21, 1e-7],
+                                    "2": {"z": None, "1": "é😀\u2028"},
+                                    "a": True,
+                                },
+                            }
+                        ]
+                    )
+                ]
+            },
+        ),
+        (
+            "tool call with no arguments",
+            "serializeConversation",
+            {"messages": [asst([{"type": "toolCall", "id": "1", "name": "f", "arguments": {}}])]},
+        ),
+        (
+            "empty user text skipped",
+            "serializeConversation",
+            {
+                "messages": [
+                    {"role": "user", "content": "", "timestamp": 1},
+                    {"role": "user", "content": [], "timestamp": 1},
+                ]
+            },
+        ),
+        (
+            "image-only tool result skipped",
+            "serializeConversation",
+            {
+                "messages": [
+                    {
+                        "role": "toolResult",
+                        "toolCallId": "x",
+                        "toolName": "read",
+                        "content": [{"type": "image", "data": "aGk=", "mimeType": "image/png"}],
+                        "isError": False,
+                        "timestamp": 1,
+                    }
+                ]
+            },
+        ),
+        ("no messages", "serializeConversation", {"messages": []}),
+        (
+            "computeFileLists spec 12",
+            "computeFileLists",
+            {
+                "messages": [
+                    asst(
+                        [
+                            {"type": "toolCall", "id": str(k), "name": n, "arguments": {"path": p}}
+                            for k, (n, p) in enumerate(
+                                [("read", "z"), ("read", "a"), ("read", "m"), ("write", "m"), ("edit", "e")]
+                            )
+                        ]
+                    )
+                ]
+            },
+        ),
+        (
+            "computeFileLists js sort order (astral before U+FFxx)",
+            "computeFileLists",
+            {
+                "messages": [
+                    asst(
+                        [
+                            {"type": "toolCall", "id": str(k), "name": "read", "arguments": {"path": p}}
+                            for k, p in enumerate(["\uff21.md", "😀.md", "b.md", "B.md", "é.md", "\ufb01.md"])
+                        ]
+                    )
+                ]
+            },
+        ),
+        (
+            "computeFileLists odd paths ignored",
+            "computeFileLists",
+            {
+                "messages": [
+                    asst(
+                        [
+                            {"type": "toolCall", "id": "1", "name": "read", "arguments": {"path": ""}},
+                            {"type": "toolCall", "id": "2", "name": "write", "arguments": {"path": 5}},
+                            {"type": "toolCall", "id": "3", "name": "grep", "arguments": {"path": "g"}},
+                            {"type": "toolCall", "id": "4", "name": "edit", "arguments": {"file": "x"}},
+                        ]
+                    ),
+                    {"role": "user", "content": "read path a", "timestamp": 1},
+                ]
+            },
+        ),
+    ]
+    spec = spec_cut_entries()
+    for keep in (1, 10, 50, 120, 200, 300, 1000):
+        cases.append(
+            (f"spec 12 findCutPoint keep {keep}", "findCutPoint", {"entries": spec, "keepRecentTokens": keep})
+        )
+    cases.append(
+        (
+            "spec 12 prepareCompaction keep 120",
+            "prepareCompaction",
+            {"entries": spec, "settings": {"keepRecentTokens": 120}},
+        )
+    )
+    cases.append(("spec 12 findValidCutPoints", "findValidCutPoints", {"entries": spec}))
+    cm = custom_message_entries()
+    for keep in (1, 2, 1000, 1001, 1002):
+        cases.append(
+            (
+                f"custom_message 4000 chars keep {keep}",
+                "findCutPoint",
+                {"entries": cm, "keepRecentTokens": keep},
+            )
+        )
+    alt = _chain(
+        [
+            _u(f"user message {k} " + "x" * 400) if k % 2 == 0 else _a(f"assistant {k} " + "y" * 400)
+            for k in range(20)
+        ]
+    )
+    cases.append(("alternating x10 keep 2500", "findCutPoint", {"entries": alt, "keepRecentTokens": 2500}))
+    cases.append(("alternating x10 keep 50000", "findCutPoint", {"entries": alt, "keepRecentTokens": 50000}))
+    one = _chain([_a("only")])
+    cases.append(("single assistant", "findCutPoint", {"entries": one, "keepRecentTokens": 1}))
+    cases.append(("empty path findCutPoint", "findCutPoint", {"entries": []}))
+    cases.append(("empty path prepareCompaction", "prepareCompaction", {"entries": []}))
+    cases.append(
+        (
+            "endIndex past the end",
+            "findCutPoint",
+            {"entries": one, "startIndex": 0, "endIndex": 3, "keepRecentTokens": 1},
+        )
+    )
+    cases.append(
+        (
+            "findTurnStartIndex past the end",
+            "findTurnStartIndex",
+            {"entries": one, "entryIndex": 4, "startIndex": 0},
+        )
+    )
+    cases.append(
+        (
+            "metadata only",
+            "prepareCompaction",
+            {
+                "entries": _chain(
+                    [
+                        ("model_change", {"provider": "p", "modelId": "m"}),
+                        ("label", {"targetId": "e0", "label": "x"}),
+                    ]
+                )
+            },
+        )
+    )
+    # repeated compaction (Pi compaction.test.ts): kept messages still fit -> undefined; keep 100 -> re-summarised
+    rep = _chain(
+        [
+            _u("u1 " + "a" * 300),
+            _a("a1 " + "b" * 300),
+            _u("u2 " + "c" * 300),
+            _a("a2 " + "d" * 300),
+            (
+                "compaction",
+                {
+                    "summary": "First summary",
+                    "firstKeptEntryId": "e2",
+                    "tokensBefore": 1000,
+                    "details": {"readFiles": ["r.ts"], "modifiedFiles": ["m.ts"]},
+                },
+            ),
+            _u("u3 " + "e" * 300),
+            _a("a3 " + "f" * 300),
+        ]
+    )
+    cases.append(("repeated compaction, kept still fits", "prepareCompaction", {"entries": rep}))
+    cases.append(
+        (
+            "repeated compaction keep 100",
+            "prepareCompaction",
+            {"entries": rep, "settings": {"keepRecentTokens": 100}},
+        )
+    )
+    hook = [dict(e) for e in rep]
+    hook[4] = {**hook[4], "fromHook": True}
+    cases.append(
+        (
+            "previous compaction from a hook: its files not carried",
+            "prepareCompaction",
+            {"entries": hook, "settings": {"keepRecentTokens": 100}},
+        )
+    )
+    ends = [*rep, _entry(7, "e6", "compaction", summary="S2", firstKeptEntryId="e5", tokensBefore=5)]
+    cases.append(
+        (
+            "path ends with a compaction",
+            "prepareCompaction",
+            {"entries": ends, "settings": {"keepRecentTokens": 1}},
+        )
+    )
+    missing = [dict(e) for e in rep]
+    missing[4] = {**missing[4], "firstKeptEntryId": "gone"}
+    cases.append(
+        (
+            "previous firstKeptEntryId missing",
+            "prepareCompaction",
+            {"entries": missing, "settings": {"keepRecentTokens": 1}},
+        )
+    )
+    for tokens, window, settings in (
+        (95000, 100000, {"reserveTokens": 10000}),
+        (89000, 100000, {"reserveTokens": 10000}),
+        (90000, 100000, {"reserveTokens": 10000}),
+        (95000, 100000, {"reserveTokens": 10000, "enabled": False}),
+    ):
+        cases.append(
+            (
+                f"shouldCompact {tokens}/{window}",
+                "shouldCompact",
+                {"contextTokens": tokens, "contextWindow": window, "settings": settings},
+            )
+        )
+    return cases
+
+
+def write_cases(o: Any) -> None:
+    out = []
+    for name, fn, args in make_cases():
+        resp = o.request(fn, args)
+        resp.pop("id", None)
+        out.append({"name": name, "fn": fn, "args": args, "response": resp})
+    path = GOLDEN / "compaction_cases.json"
+    text = dumps(
+        {"source": "Pi 0.85.0 via pi-oracle", "generator": "tests/golden/make_compaction.py", "cases": out}
+    )
+    path.write_text(text + "\n", encoding="utf-8")
+    print(f"{path.relative_to(ROOT)}: {len(out)} cases")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--paths", type=int, default=320)
@@ -544,6 +974,7 @@ def main() -> None:
     }
     per_file = -(-ns.paths // ns.files)
     with Oracle() as o:
+        write_cases(o)
         for f in range(ns.files):
             lines = [dumps({**header, "part": f + 1})]
             for n in range(f * per_file, min(ns.paths, (f + 1) * per_file)):

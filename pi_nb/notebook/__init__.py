@@ -1,0 +1,84 @@
+"""The notebook toolkit: widgets, static views, frames, plots (and, later, the magics).
+
+Importing this package has no side effects and imports neither pandas, matplotlib nor
+ipywidgets: each name below is loaded from its module on first access.
+
+* views / widgets: :func:`session_tree`, :func:`token_budget`, :func:`truncation_view`,
+  :func:`tool_result_truncation` (objects that render as HTML + text, and as live widgets
+  in a kernel);
+* the pure budget model: :class:`BudgetInput`, :func:`compute_budget`, :class:`BudgetTracker`,
+  :func:`budget_input_from_session`;
+* frames (pandas): :func:`entries_df`, :func:`messages_df`, :func:`tool_results_df`,
+  :func:`usage_df`, :func:`compactions_df`;
+* plots (matplotlib): :func:`plot_context_tokens`, :func:`plot_token_composition`,
+  :func:`plot_truncation`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY: dict[str, str] = {
+    # budget (pure)
+    "BudgetCategory": "budget",
+    "BudgetInput": "budget",
+    "BudgetTracker": "budget",
+    "ContextUsage": "budget",
+    "KeepRecentWindow": "budget",
+    "TokenBudget": "budget",
+    "budget_input_from_session": "budget",
+    "compute_budget": "budget",
+    "context_level": "budget",
+    "format_tokens": "budget",
+    "get_context_usage": "budget",
+    # static views
+    "SessionTreeModel": "views",
+    "TruncationReport": "views",
+    "load_session": "views",
+    "render_budget_html": "views",
+    "render_budget_text": "views",
+    "render_tree_html": "views",
+    "render_tree_text": "views",
+    "render_truncation_html": "views",
+    "render_truncation_text": "views",
+    "truncation_report": "views",
+    "truncation_report_for_text": "views",
+    # widgets
+    "BudgetView": "widgets",
+    "SessionTreeView": "widgets",
+    "TruncationView": "widgets",
+    "session_tree": "widgets",
+    "token_budget": "widgets",
+    "tool_result_truncation": "widgets",
+    "truncation_view": "widgets",
+    # frames
+    "compactions_df": "frames",
+    "entries_df": "frames",
+    "messages_df": "frames",
+    "tool_results_df": "frames",
+    "usage_df": "frames",
+    # plots
+    "plot_context_tokens": "plots",
+    "plot_token_composition": "plots",
+    "plot_truncation": "plots",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pi_nb.notebook' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"pi_nb.notebook.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+# --- magics (pi_nb/notebook/magics.py, the lead) ---------------------------------------------
+# load_ipython_extension / unload_ipython_extension go here (``%load_ext pi_nb``).

@@ -1,0 +1,679 @@
+"""The token budget of a context window: a pure model (no pandas, no widgets).
+
+What is in the window, by category, and how close it is to Pi's compaction threshold
+``context_window - reserve_tokens``. Three sources of numbers are kept apart and labelled
+(design.md, "Token accounting"):
+
+``usage``
+    What the provider reported on the last usable assistant message
+    (:func:`pi_nb.tokens.calculate_context_tokens`). It describes the request *that* response
+    answered, so it lags one turn behind and says nothing about categories.
+``estimate``
+    Pi's own number: :func:`pi_nb.tokens.estimate_context_tokens` (last usage + chars/4 of what
+    came after). This is what Pi compares with the threshold, what its footer shows as a
+    percentage of the window (``percent``, ``level``), and what it calls *unknown* right after a
+    compaction (see :func:`get_context_usage`).
+``tiktoken``
+    Exact counts with a bundled encoding, per category (system prompt, tool schemas, context
+    files, skills list, user, assistant, tool results, summaries). Exact for OpenAI models,
+    approximate for others; the bar is drawn from these.
+
+Pi's warning colours are its footer's: strictly above 70 % of the window is ``"warning"``,
+strictly above 90 % is ``"error"`` (``contextPercentValue > 70`` / ``> 90`` in
+``footer.js``), and an unknown percentage is drawn uncoloured.
+
+:class:`BudgetTracker` caches per-message counts so that a refresh after one more turn of a
+10,000-entry session counts only the new messages.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pi_nb._js import js_stringify, js_to_fixed
+from pi_nb.errors import NotebookError
+from pi_nb.tokens import (
+    DEFAULT_ENCODING,
+    ContextTokenEstimate,
+    calculate_context_tokens,
+    count_tokens,
+    estimate_context_tokens,
+    estimate_tokens,
+    get_last_assistant_usage,
+    message_token_breakdown,
+)
+
+if TYPE_CHECKING:
+    from pi_nb.session.manager import SessionManager
+
+__all__ = [
+    "MESSAGE_CATEGORIES",
+    "PI_DEFAULT_KEEP_RECENT_TOKENS",
+    "PI_DEFAULT_RESERVE_TOKENS",
+    "BudgetCategory",
+    "BudgetInput",
+    "BudgetTracker",
+    "ContextUsage",
+    "KeepRecentWindow",
+    "TokenBudget",
+    "budget_input_from_session",
+    "compute_budget",
+    "context_level",
+    "format_tokens",
+    "get_context_usage",
+    "has_usage_after_latest_compaction",
+    "message_category",
+]
+
+PI_DEFAULT_RESERVE_TOKENS = 16384
+"""Pi's ``DEFAULT_COMPACTION_SETTINGS.reserveTokens``."""
+PI_DEFAULT_KEEP_RECENT_TOKENS = 20000
+"""Pi's ``DEFAULT_COMPACTION_SETTINGS.keepRecentTokens``."""
+
+SYSTEM_PROMPT = "system prompt"
+TOOL_SCHEMAS = "tool schemas"
+MESSAGE_CATEGORIES: tuple[str, ...] = ("user", "assistant", "tool results", "summaries")
+"""Categories of the agent's messages, in bar order (see :func:`message_category`)."""
+
+_ROLE_CATEGORY = {
+    "user": "user",
+    # bashExecution (``!cmd``) and custom (extension) messages reach the model as user messages
+    # (``convert_to_llm``), so they are counted where the model sees them.
+    "bashExecution": "user",
+    "custom": "user",
+    "assistant": "assistant",
+    "toolResult": "tool results",
+    "branchSummary": "summaries",
+    "compactionSummary": "summaries",
+}
+
+# Pi's cut-point roles (compaction.ts isCutPointMessage), for the keep-recent window. A
+# compactionSummary message stands for the compaction *entry*, which is never a cut point.
+_CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary"})
+
+Level = Literal["ok", "warning", "error"]
+
+
+def message_category(message: Mapping[str, Any]) -> str | None:
+    """The budget category of an agent message, or ``None`` for roles the model never sees."""
+    role = message.get("role")
+    return _ROLE_CATEGORY.get(role) if isinstance(role, str) else None
+
+
+def format_tokens(count: int | float) -> str:
+    """Pi's footer ``formatTokens``: ``999``, ``1.2k``, ``45k``, ``1.5M``, ``12M``."""
+    if count < 1000:
+        return str(int(count)) if float(count).is_integer() else str(count)
+    if count < 10000:
+        return f"{js_to_fixed(count / 1000, 1)}k"
+    if count < 1000000:
+        return f"{_js_round(count / 1000)}k"
+    if count < 10000000:
+        return f"{js_to_fixed(count / 1000000, 1)}M"
+    return f"{_js_round(count / 1000000)}M"
+
+
+def _js_round(x: float) -> int:
+    """JavaScript ``Math.round`` (halves go up, also for negatives)."""
+    return math.floor(x + 0.5)
+
+
+def context_level(percent: float | None) -> Level:
+    """Pi's footer colour for a context percentage: ``> 90`` error, ``> 70`` warning.
+
+    ``None`` (unknown, right after a compaction) is ``"ok"``: Pi shows ``?`` uncoloured.
+    """
+    if percent is None:
+        return "ok"
+    if percent > 90:
+        return "error"
+    if percent > 70:
+        return "warning"
+    return "ok"
+
+
+# ---------------------------------------------------------------------------------------------
+# Pi's AgentSession.getContextUsage
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContextUsage:
+    """Pi's ``ContextUsage {tokens, contextWindow, percent}``; ``tokens``/``percent`` are ``None``
+    when the size is unknown (a compaction with no usable response after it)."""
+
+    tokens: int | None
+    context_window: int
+    percent: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tokens": self.tokens, "contextWindow": self.context_window, "percent": self.percent}
+
+
+def has_usage_after_latest_compaction(branch_entries: Sequence[Mapping[str, Any]]) -> bool:
+    """``True`` unless the branch has a compaction with no usable assistant usage after it.
+
+    Pi's reasoning (``AgentSession.getContextUsage``): after a compaction the last usage
+    describes the context *before* it, so the size is unknown until the next response.
+    """
+    last_compaction = -1
+    for i in range(len(branch_entries) - 1, -1, -1):
+        if branch_entries[i].get("type") == "compaction":
+            last_compaction = i
+            break
+    if last_compaction < 0:
+        return True
+    return get_last_assistant_usage(branch_entries[last_compaction + 1 :]) is not None
+
+
+def get_context_usage(
+    branch_entries: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
+    context_window: int,
+) -> ContextUsage | None:
+    """Pi's ``AgentSession.getContextUsage()`` for a branch and the agent's context messages.
+
+    ``None`` when the window is not positive (Pi: ``undefined``). After a compaction with no
+    usable assistant usage since, ``tokens`` and ``percent`` are ``None``. Otherwise
+    ``tokens = estimate_context_tokens(messages).tokens`` and ``percent = tokens / window * 100``.
+    """
+    if not context_window or context_window <= 0:
+        return None
+    if not has_usage_after_latest_compaction(branch_entries):
+        return ContextUsage(None, context_window, None)
+    tokens = estimate_context_tokens(messages).tokens
+    return ContextUsage(tokens, context_window, tokens / context_window * 100)
+
+
+# ---------------------------------------------------------------------------------------------
+# the model
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BudgetInput:
+    """Everything the budget needs, as plain data (the AgentSession builds one per refresh).
+
+    Attributes:
+        system_prompt: the system prompt sent to the model, or ``None`` when it is not known
+            (a plain session file): its categories are then shown as unknown, not as 0.
+        system_prompt_parts: category name -> text, for parts of the system prompt to show
+            separately (``"context files"``, ``"skills list"``, ``"append"`` ...). Each text must
+            occur in ``system_prompt``; it is cut out of the "system prompt" category.
+        tools: the tool schemas sent with the request (dicts with ``name``, ``description``,
+            ``parameters``); each is counted as its compact JSON.
+        messages: the agent's context messages (``AgentMessage`` dicts, before ``convert_to_llm``).
+        context_window: the model's context window in tokens.
+        reserve_tokens: Pi's ``compaction.reserveTokens``; the threshold is the window minus it.
+        keep_recent_tokens: Pi's ``compaction.keepRecentTokens``: what a compaction keeps verbatim.
+        compaction_enabled: Pi's ``compaction.enabled`` (``should_compact`` is false without it).
+        last_usage: the provider usage of the last usable assistant response (``None``: none yet).
+        compacted_since_last_usage: a compaction happened and no usable response came after it;
+            Pi then reports the context size as unknown.
+        encoding: the tiktoken encoding for the per-category counts.
+    """
+
+    messages: Sequence[Mapping[str, Any]]
+    context_window: int
+    system_prompt: str | None = None
+    system_prompt_parts: Mapping[str, str] = field(default_factory=dict)
+    tools: Sequence[Mapping[str, Any]] = ()
+    reserve_tokens: int = PI_DEFAULT_RESERVE_TOKENS
+    keep_recent_tokens: int = PI_DEFAULT_KEEP_RECENT_TOKENS
+    compaction_enabled: bool = True
+    last_usage: Mapping[str, Any] | None = None
+    compacted_since_last_usage: bool = False
+    encoding: str = DEFAULT_ENCODING
+
+    def __post_init__(self) -> None:
+        for name in ("context_window", "reserve_tokens", "keep_recent_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise NotebookError(f"BudgetInput.{name} must be a non-negative int, got {value!r}")
+        if self.context_window <= 0:
+            raise NotebookError(f"BudgetInput.context_window must be positive, got {self.context_window}")
+        if self.system_prompt is not None and not isinstance(self.system_prompt, str):
+            raise NotebookError("BudgetInput.system_prompt must be a str or None")
+        if isinstance(self.messages, (str, bytes)) or not isinstance(self.messages, Sequence):
+            raise NotebookError("BudgetInput.messages must be a sequence of message dicts")
+        for name, text in self.system_prompt_parts.items():
+            if not isinstance(name, str) or not isinstance(text, str):
+                raise NotebookError("BudgetInput.system_prompt_parts must map str -> str")
+            if name in (SYSTEM_PROMPT, TOOL_SCHEMAS, *MESSAGE_CATEGORIES):
+                raise NotebookError(f"system prompt part {name!r} clashes with a built-in category")
+            if text and self.system_prompt is not None and text not in self.system_prompt:
+                raise NotebookError(f"system prompt part {name!r} is not part of the system prompt")
+
+
+@dataclass(frozen=True)
+class BudgetCategory:
+    """One segment of the bar: tiktoken tokens of one category.
+
+    ``known`` is false for system-prompt categories when the system prompt is not known;
+    ``count`` is how many messages (or tools, or parts) it holds.
+    """
+
+    name: str
+    tokens: int
+    kind: Literal["system", "tools", "messages"]
+    known: bool = True
+    count: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "tokens": self.tokens,
+            "kind": self.kind,
+            "known": self.known,
+            "count": self.count,
+        }
+
+
+@dataclass(frozen=True)
+class KeepRecentWindow:
+    """The newest messages a compaction now would keep verbatim (Pi's ``findCutPoint`` rule).
+
+    ``start_index`` indexes the budget's messages (``len(messages)`` when there are none to
+    keep); ``estimate_tokens`` is Pi's chars/4 sum over them, ``tokens`` the tiktoken sum.
+    ``reached`` is false when the whole conversation fits in ``keep_recent_tokens`` (Pi then
+    keeps everything from the first cut point on).
+    """
+
+    start_index: int
+    message_count: int
+    estimate_tokens: int
+    tokens: int
+    reached: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "startIndex": self.start_index,
+            "messageCount": self.message_count,
+            "estimateTokens": self.estimate_tokens,
+            "tokens": self.tokens,
+            "reached": self.reached,
+        }
+
+
+@dataclass(frozen=True)
+class TokenBudget:
+    """The context window by category, with Pi's threshold maths and all three token sources.
+
+    Attributes:
+        categories: the bar's segments, in order (system prompt, its parts, tool schemas, user,
+            assistant, tool results, summaries).
+        tokens: tiktoken total of the known categories (the drawn length of the bar).
+        free_tokens: ``context_window - tokens`` (negative when the window overflows).
+        threshold: ``context_window - reserve_tokens``, where Pi compacts.
+        usage_tokens: the provider's number (``calculate_context_tokens(last_usage)``), ``None``
+            without a usage.
+        estimate: Pi's ``estimate_context_tokens`` over the messages, always computed (it is
+            *stale* when ``unknown``: the usage it starts from predates the compaction).
+        estimate_tokens: Pi's number, ``None`` when unknown.
+        percent: ``estimate_tokens / context_window * 100`` (Pi's footer), ``None`` when unknown.
+        level: Pi's footer colour of ``percent`` (``ok``/``warning``/``error``).
+        unknown: Pi would say "unknown until the next response" (compaction without usage since).
+        should_compact: Pi's ``shouldCompact(estimate_tokens, window, settings)``; ``None`` when
+            unknown.
+        keep_recent: the part of the conversation a compaction now would keep.
+    """
+
+    encoding: str
+    context_window: int
+    reserve_tokens: int
+    keep_recent_tokens: int
+    threshold: int
+    categories: tuple[BudgetCategory, ...]
+    tokens: int
+    free_tokens: int
+    usage_tokens: int | None
+    estimate: ContextTokenEstimate
+    estimate_tokens: int | None
+    percent: float | None
+    level: Level
+    unknown: bool
+    should_compact: bool | None
+    keep_recent: KeepRecentWindow
+    message_count: int
+    system_prompt_known: bool
+
+    def category(self, name: str) -> BudgetCategory:
+        """The category called ``name`` (``KeyError`` if the budget has none)."""
+        for cat in self.categories:
+            if cat.name == name:
+                return cat
+        raise KeyError(name)
+
+    @property
+    def over_threshold(self) -> bool:
+        """The tiktoken total is past ``threshold`` (the drawn bar crosses the marker)."""
+        return self.tokens > self.threshold
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "encoding": self.encoding,
+            "contextWindow": self.context_window,
+            "reserveTokens": self.reserve_tokens,
+            "keepRecentTokens": self.keep_recent_tokens,
+            "threshold": self.threshold,
+            "categories": [c.to_dict() for c in self.categories],
+            "tokens": self.tokens,
+            "freeTokens": self.free_tokens,
+            "usageTokens": self.usage_tokens,
+            "estimate": self.estimate.to_dict(),
+            "estimateTokens": self.estimate_tokens,
+            "percent": self.percent,
+            "level": self.level,
+            "unknown": self.unknown,
+            "shouldCompact": self.should_compact,
+            "keepRecent": self.keep_recent.to_dict(),
+            "messageCount": self.message_count,
+            "systemPromptKnown": self.system_prompt_known,
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# the incremental counter
+# ---------------------------------------------------------------------------------------------
+
+
+def _block_sig(block: Any) -> Any:
+    if not isinstance(block, Mapping):
+        return type(block).__name__
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return ("t", len(text) if isinstance(text, str) else -1)
+    if kind == "thinking":
+        text = block.get("thinking")
+        return ("k", len(text) if isinstance(text, str) else -1)
+    if kind == "toolCall":
+        args = block.get("arguments")
+        return ("c", block.get("id"), block.get("name"), len(args) if isinstance(args, Mapping) else -1)
+    if kind == "image":
+        data = block.get("data")
+        return ("i", len(data) if isinstance(data, str) else -1)
+    return ("?", kind)
+
+
+def _signature(message: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A cheap fingerprint: role, timestamp and the *lengths* of the content (not the text).
+
+    Two different messages with the same role, timestamp, ids and content lengths would share
+    a cache slot; Pi timestamps are milliseconds and tool results carry their call id, so this
+    does not happen in real sessions.
+    """
+    role = message.get("role")
+    ts = message.get("timestamp")
+    if role in ("bashExecution",):
+        cmd, out = message.get("command"), message.get("output")
+        body: Any = (
+            len(cmd) if isinstance(cmd, str) else -1,
+            len(out) if isinstance(out, str) else -1,
+            message.get("exitCode"),
+            message.get("cancelled"),
+            message.get("truncated"),
+            message.get("excludeFromContext"),
+        )
+    elif role in ("branchSummary", "compactionSummary"):
+        summary = message.get("summary")
+        body = (len(summary) if isinstance(summary, str) else -1, message.get("fromId"))
+    else:
+        content = message.get("content")
+        if isinstance(content, str):
+            body = ("s", len(content))
+        elif isinstance(content, (list, tuple)):
+            body = tuple(_block_sig(b) for b in content)
+        else:
+            body = type(content).__name__
+    extra = (message.get("toolCallId"), message.get("customType"), message.get("stopReason"))
+    try:
+        hash(ts)
+    except TypeError:
+        ts = repr(ts)
+    return (role, ts, extra, body)
+
+
+@dataclass
+class _Counted:
+    message: Mapping[str, Any]
+    sig: tuple[Any, ...]
+    category: str | None
+    tokens: int
+    estimate: int
+
+
+class BudgetTracker:
+    """Computes :class:`TokenBudget` values, remembering every message it has counted.
+
+    A message is recognised again by identity (the same dict) or, when the context was rebuilt
+    from the session file (new dicts), by its role, timestamp, ids and content lengths. The last
+    message of the list is always recounted, because a streaming response grows in place.
+    Messages that left the context are forgotten on the next :meth:`compute`.
+
+    ``counted`` is the number of messages tokenized so far (for tests and benchmarks).
+    """
+
+    def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
+        self.encoding = encoding
+        self._by_id: dict[int, _Counted] = {}
+        self._by_sig: dict[tuple[Any, ...], _Counted] = {}
+        self._text_cache: dict[str, int] = {}
+        self.counted = 0
+
+    def clear(self) -> None:
+        self._by_id.clear()
+        self._by_sig.clear()
+        self._text_cache.clear()
+
+    # -- counting ---------------------------------------------------------------------------
+
+    def _count_text(self, text: str, encoding: str) -> int:
+        if encoding != self.encoding:
+            return count_tokens(text, encoding)
+        hit = self._text_cache.get(text)
+        if hit is None:
+            hit = count_tokens(text, encoding)
+            if len(self._text_cache) > 256:
+                self._text_cache.clear()
+            self._text_cache[text] = hit
+        return hit
+
+    def _count_message(self, message: Mapping[str, Any], sig: tuple[Any, ...], encoding: str) -> _Counted:
+        self.counted += 1
+        category = message_category(message)
+        tokens = message_token_breakdown(message, encoding).total if category is not None else 0
+        return _Counted(message, sig, category, tokens, estimate_tokens(message))
+
+    def _counts(self, messages: Sequence[Mapping[str, Any]], encoding: str) -> list[_Counted]:
+        if encoding != self.encoding:
+            self.encoding = encoding
+            self._by_id.clear()
+            self._by_sig.clear()
+        by_id, by_sig = self._by_id, self._by_sig
+        new_by_id: dict[int, _Counted] = {}
+        new_by_sig: dict[tuple[Any, ...], _Counted] = {}
+        out: list[_Counted] = []
+        last = len(messages) - 1
+        for i, message in enumerate(messages):
+            if not isinstance(message, Mapping):
+                raise NotebookError(f"message {i} must be a mapping, got {type(message).__name__}")
+            sig = _signature(message)
+            hit = by_id.get(id(message))
+            if hit is None or hit.message is not message or hit.sig != sig:
+                hit = by_sig.get(sig)
+            if hit is None or i == last:
+                hit = self._count_message(message, sig, encoding)
+            elif hit.message is not message:
+                hit = _Counted(message, sig, hit.category, hit.tokens, hit.estimate)
+            new_by_id[id(message)] = hit
+            new_by_sig[sig] = hit
+            out.append(hit)
+        self._by_id, self._by_sig = new_by_id, new_by_sig
+        return out
+
+    # -- the budget -------------------------------------------------------------------------
+
+    def compute(self, inp: BudgetInput) -> TokenBudget:
+        """The budget for ``inp``; only messages not seen before are tokenized."""
+        encoding = inp.encoding
+        counts = self._counts(inp.messages, encoding)
+        categories: list[BudgetCategory] = []
+
+        known = inp.system_prompt is not None
+        remainder = inp.system_prompt or ""
+        part_cats: list[BudgetCategory] = []
+        for name, text in inp.system_prompt_parts.items():
+            if known and text:
+                at = remainder.find(text)
+                if at < 0:  # the same text given twice, or overlapping parts
+                    raise NotebookError(f"system prompt part {name!r} overlaps another part")
+                remainder = remainder[:at] + remainder[at + len(text) :]
+            tokens = self._count_text(text, encoding) if known and text else 0
+            part_cats.append(BudgetCategory(name, tokens, "system", known, 1 if text else 0))
+        categories.append(
+            BudgetCategory(
+                SYSTEM_PROMPT,
+                self._count_text(remainder, encoding) if known else 0,
+                "system",
+                known,
+                1 if known else 0,
+            )
+        )
+        tool_tokens = sum(self._count_text(_tool_json(t), encoding) for t in inp.tools)
+        categories.append(BudgetCategory(TOOL_SCHEMAS, tool_tokens, "tools", True, len(inp.tools)))
+        categories.extend(part_cats)
+
+        msg_tokens = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+        msg_counts = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+        for c in counts:
+            if c.category is not None:
+                msg_tokens[c.category] += c.tokens
+                msg_counts[c.category] += 1
+        for name in MESSAGE_CATEGORIES:
+            categories.append(BudgetCategory(name, msg_tokens[name], "messages", True, msg_counts[name]))
+
+        total = sum(c.tokens for c in categories)
+        estimate = _estimate_from_counts(inp.messages, counts)
+        unknown = inp.compacted_since_last_usage
+        estimate_tokens = None if unknown else estimate.tokens
+        percent = None if estimate_tokens is None else estimate_tokens / inp.context_window * 100
+        threshold = inp.context_window - inp.reserve_tokens
+        should = None
+        if estimate_tokens is not None:
+            should = inp.compaction_enabled and estimate_tokens > threshold
+        usage_tokens = calculate_context_tokens(inp.last_usage) if inp.last_usage else None
+        return TokenBudget(
+            encoding=encoding,
+            context_window=inp.context_window,
+            reserve_tokens=inp.reserve_tokens,
+            keep_recent_tokens=inp.keep_recent_tokens,
+            threshold=threshold,
+            categories=tuple(categories),
+            tokens=total,
+            free_tokens=inp.context_window - total,
+            usage_tokens=usage_tokens,
+            estimate=estimate,
+            estimate_tokens=estimate_tokens,
+            percent=percent,
+            level=context_level(percent),
+            unknown=unknown,
+            should_compact=should,
+            keep_recent=_keep_recent(inp.messages, counts, inp.keep_recent_tokens),
+            message_count=len(inp.messages),
+            system_prompt_known=known,
+        )
+
+
+def _tool_json(tool: Mapping[str, Any]) -> str:
+    if not isinstance(tool, Mapping):
+        raise NotebookError(f"a tool schema must be a mapping, got {type(tool).__name__}")
+    schema = {k: tool[k] for k in ("name", "description", "parameters") if k in tool}
+    return js_stringify(schema or dict(tool))
+
+
+def _estimate_from_counts(
+    messages: Sequence[Mapping[str, Any]], counts: Sequence[_Counted]
+) -> ContextTokenEstimate:
+    """:func:`pi_nb.tokens.estimate_context_tokens` with the per-message estimates cached."""
+    # find the last usable usage the same way Pi does, but only estimate the messages after it
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") != "assistant":
+            continue
+        tail = estimate_context_tokens(messages[index : index + 1])  # is its usage usable?
+        if tail.last_usage_index == 0:
+            trailing = sum(c.estimate for c in counts[index + 1 :])
+            return ContextTokenEstimate(tail.usage_tokens + trailing, tail.usage_tokens, trailing, index)
+    estimated = sum(c.estimate for c in counts)
+    return ContextTokenEstimate(estimated, 0, estimated, None)
+
+
+def _keep_recent(
+    messages: Sequence[Mapping[str, Any]], counts: Sequence[_Counted], keep_recent_tokens: int
+) -> KeepRecentWindow:
+    """Pi's ``findCutPoint`` walk over the context messages (one message per entry)."""
+    n = len(messages)
+    cut_points = [i for i, m in enumerate(messages) if m.get("role") in _CUT_POINT_ROLES]
+    if not cut_points:
+        return KeepRecentWindow(n, 0, 0, 0, False)
+    cut = cut_points[0]
+    reached = False
+    accumulated = 0
+    for i in range(n - 1, -1, -1):
+        est = counts[i].estimate
+        if est == 0:
+            continue
+        accumulated += est
+        if accumulated >= keep_recent_tokens:
+            reached = True
+            j = bisect_left(cut_points, i)
+            if j < len(cut_points):
+                cut = cut_points[j]
+            break
+    kept = counts[cut:]
+    return KeepRecentWindow(cut, n - cut, sum(c.estimate for c in kept), sum(c.tokens for c in kept), reached)
+
+
+def compute_budget(inp: BudgetInput) -> TokenBudget:
+    """The token budget of ``inp`` (a fresh :class:`BudgetTracker`; keep one for live updates)."""
+    return BudgetTracker(inp.encoding).compute(inp)
+
+
+def budget_input_from_session(
+    session_manager: SessionManager,
+    *,
+    model_context_window: int,
+    reserve_tokens: int = PI_DEFAULT_RESERVE_TOKENS,
+    keep_recent_tokens: int = PI_DEFAULT_KEEP_RECENT_TOKENS,
+    compaction_enabled: bool = True,
+    system_prompt: str | None = None,
+    system_prompt_parts: Mapping[str, str] | None = None,
+    tools: Iterable[Mapping[str, Any]] = (),
+    encoding: str = DEFAULT_ENCODING,
+) -> BudgetInput:
+    """A :class:`BudgetInput` for a session at its current leaf.
+
+    The messages are the session's context (``build_session_context``), the usage is the last
+    usable one on the branch, and the unknown state follows Pi (a compaction on the branch with
+    no usable response after it). A session file does not record the system prompt or the tool
+    schemas: pass them if you know them, else those categories show as unknown / 0.
+    """
+    branch = session_manager.get_branch()
+    messages = session_manager.build_session_context().messages
+    return BudgetInput(
+        messages=messages,
+        context_window=model_context_window,
+        system_prompt=system_prompt,
+        system_prompt_parts=dict(system_prompt_parts or {}),
+        tools=tuple(tools),
+        reserve_tokens=reserve_tokens,
+        keep_recent_tokens=keep_recent_tokens,
+        compaction_enabled=compaction_enabled,
+        last_usage=get_last_assistant_usage(branch),
+        compacted_since_last_usage=not has_usage_after_latest_compaction(branch),
+        encoding=encoding,
+    )

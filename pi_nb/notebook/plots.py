@@ -1,0 +1,328 @@
+"""matplotlib plots of a session: context size per turn, its composition over time, truncation.
+
+Every function returns a :class:`matplotlib.figure.Figure` built without pyplot (no global
+state, no backend needed: it works with Agg in tests and in nbconvert), so it can be saved,
+embedded, or displayed as a static PNG that survives export. Pass ``ax=`` to draw into an
+existing Axes instead; the Axes' figure is returned.
+
+Inside a kernel the figure is shown as PNG even if pyplot was never imported (a formatter for
+``Figure`` is registered on first use).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from pi_nb.errors import InvalidMessageError, NotebookError
+from pi_nb.notebook.budget import (
+    MESSAGE_CATEGORIES,
+    PI_DEFAULT_RESERVE_TOKENS,
+    format_tokens,
+    message_category,
+)
+from pi_nb.notebook.frames import tool_results_df
+from pi_nb.notebook.views import COLORS, load_session
+from pi_nb.session.context import session_entry_to_context_messages
+from pi_nb.tokens import DEFAULT_ENCODING, calculate_context_tokens, count_message_tokens
+
+__all__ = [
+    "composition_series",
+    "context_series",
+    "plot_context_tokens",
+    "plot_token_composition",
+    "plot_truncation",
+]
+
+
+def _ensure_png_formatter() -> None:
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return
+    try:
+        shell = ipython.get_ipython()
+    except Exception:
+        return
+    if shell is None:
+        return
+    formatter = shell.display_formatter.formatters.get("image/png")
+    if formatter is None:
+        return
+    try:
+        formatter.lookup_by_type(Figure)
+    except KeyError:
+        from IPython.core.pylabtools import print_figure
+
+        formatter.for_type(Figure, lambda fig: print_figure(fig, "png", bbox_inches="tight"))
+
+
+def _figure(ax: Any, figsize: tuple[float, float]) -> tuple[Figure, Any]:
+    _ensure_png_formatter()
+    if ax is not None:
+        return ax.figure, ax
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _usable_usage(message: Mapping[str, Any]) -> int | None:
+    if message.get("role") != "assistant" or message.get("stopReason") in ("aborted", "error"):
+        return None
+    usage = message.get("usage")
+    if not isinstance(usage, Mapping) or not usage:
+        return None
+    try:
+        tokens = calculate_context_tokens(usage)
+    except InvalidMessageError:
+        return None
+    return tokens if tokens > 0 else None
+
+
+def context_series(source: Any) -> dict[str, Any]:
+    """The data behind :func:`plot_context_tokens` for the active branch of a session.
+
+    Returns ``{"turns": [(position, entry_id, context_tokens)], "markers": [(position, kind,
+    entry_id, text)]}``; ``position`` is the entry's index on the root -> leaf path, ``kind`` is
+    ``compaction``, ``branch_summary``, ``branch_point`` or ``model_change``.
+    """
+    sm = load_session(source)
+    path = sm.get_branch()
+    children: dict[str, int] = {}
+    for e in sm.get_entries():
+        p = e.get("parentId")
+        if p is not None:
+            children[str(p)] = children.get(str(p), 0) + 1
+    turns: list[tuple[int, str, int]] = []
+    markers: list[tuple[int, str, str, str]] = []
+    for i, e in enumerate(path):
+        eid = str(e.get("id"))
+        etype = e.get("type")
+        if etype == "message" and isinstance(e.get("message"), Mapping):
+            tokens = _usable_usage(e["message"])
+            if tokens is not None:
+                turns.append((i, eid, tokens))
+        elif etype == "compaction":
+            markers.append(
+                (i, "compaction", eid, f"compaction ({format_tokens(e.get('tokensBefore') or 0)} before)")
+            )
+        elif etype == "branch_summary":
+            markers.append((i, "branch_summary", eid, f"branch summary (from {e.get('fromId')})"))
+        elif etype == "model_change":
+            markers.append((i, "model_change", eid, f"model {e.get('modelId')}"))
+        if children.get(eid, 0) > 1:
+            markers.append((i, "branch_point", eid, f"branch point ({children[eid]} children)"))
+    return {"turns": turns, "markers": markers, "path_length": len(path)}
+
+
+_MARKER_STYLE = {
+    "compaction": ("#0369a1", "-", 1.6),
+    "branch_summary": ("#b45309", "--", 1.2),
+    "branch_point": ("#b45309", ":", 1.0),
+    "model_change": ("#7c3aed", "-.", 1.0),
+}
+
+
+def plot_context_tokens(
+    source: Any,
+    *,
+    context_window: int | None = None,
+    reserve_tokens: int = PI_DEFAULT_RESERVE_TOKENS,
+    ax: Any = None,
+    title: str | None = None,
+) -> Figure:
+    """Context tokens per response (provider usage) along the active branch, against the window
+    and Pi's threshold ``context_window - reserve_tokens``, with compaction, branch and
+    model-change markers."""
+    data = context_series(source)
+    fig, ax = _figure(ax, (9, 4))
+    turns = data["turns"]
+    xs = [t[0] for t in turns]
+    ys = [t[2] for t in turns]
+    ax.plot(xs, ys, marker="o", markersize=3, color=COLORS["usage"], label="context tokens (provider usage)")
+    if context_window is not None:
+        if context_window <= 0:
+            raise NotebookError(f"context_window must be positive, got {context_window}")
+        threshold = context_window - reserve_tokens
+        ax.axhline(
+            context_window,
+            color="#64748b",
+            linewidth=1.2,
+            label=f"context window {format_tokens(context_window)}",
+        )
+        ax.axhline(
+            threshold,
+            color=COLORS["error"],
+            linestyle="--",
+            linewidth=1.2,
+            label=f"threshold {format_tokens(threshold)}",
+        )
+        ax.axhspan(threshold, context_window, color=COLORS["error"], alpha=0.08, label="reserve")
+        ax.axhline(
+            context_window * 0.7,
+            color=COLORS["warning"],
+            linestyle=":",
+            linewidth=0.8,
+            label="70% (Pi warning)",
+        )
+        ax.axhline(
+            context_window * 0.9, color=COLORS["error"], linestyle=":", linewidth=0.8, label="90% (Pi error)"
+        )
+        ax.set_ylim(0, context_window * 1.05)
+    seen: set[str] = set()
+    for pos, kind, _eid, text in data["markers"]:
+        color, style, width = _MARKER_STYLE[kind]
+        label = kind.replace("_", " ") if kind not in seen else None
+        seen.add(kind)
+        ax.axvline(pos, color=color, linestyle=style, linewidth=width, label=label)
+        ax.annotate(
+            text,
+            (pos, 1),
+            xycoords=("data", "axes fraction"),
+            rotation=90,
+            fontsize=7,
+            va="top",
+            ha="right",
+            color=color,
+        )
+    ax.set_xlabel("position on the active branch (entry index)")
+    ax.set_ylabel("tokens")
+    ax.set_xlim(-0.5, max(data["path_length"] - 0.5, 0.5))
+    ax.set_title(title or "Context tokens per response")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def composition_series(source: Any, *, encoding: str = DEFAULT_ENCODING) -> dict[str, Any]:
+    """The data behind :func:`plot_token_composition`: for each assistant response on the
+    active branch, the tiktoken size of its context by message category.
+
+    The context is followed the way Pi builds it: entries add their messages; a compaction
+    replaces everything with its summary plus the kept entries (from ``firstKeptEntryId``).
+    Each entry is counted once. Returns ``{"positions": [...], "entry_ids": [...],
+    "categories": {name: [...]}}``.
+    """
+    sm = load_session(source)
+    path = sm.get_branch()
+    cats = MESSAGE_CATEGORIES
+    per_entry: list[dict[str, int]] = []
+    for e in path:
+        counts = dict.fromkeys(cats, 0)
+        for m in session_entry_to_context_messages(e):
+            cat = message_category(m)
+            if cat is not None:
+                counts[cat] += count_message_tokens(m, encoding)
+        per_entry.append(counts)
+    prefix: list[dict[str, int]] = [dict.fromkeys(cats, 0)]
+    for counts in per_entry:
+        prefix.append({c: prefix[-1][c] + counts[c] for c in cats})
+    running = dict.fromkeys(cats, 0)
+    positions: list[int] = []
+    ids: list[str] = []
+    series: dict[str, list[int]] = {c: [] for c in cats}
+    index_of = {str(e.get("id")): i for i, e in enumerate(path)}
+    for i, e in enumerate(path):
+        etype = e.get("type")
+        msg = e.get("message") if etype == "message" else None
+        if isinstance(msg, Mapping) and msg.get("role") == "assistant":
+            positions.append(i)
+            ids.append(str(e.get("id")))
+            for c in cats:
+                series[c].append(running[c])
+        if etype == "compaction":
+            first = index_of.get(str(e.get("firstKeptEntryId")))
+            running = dict(per_entry[i])
+            if first is not None and first < i:
+                for c in cats:
+                    running[c] += prefix[i][c] - prefix[first][c]
+        else:
+            for c in cats:
+                running[c] += per_entry[i][c]
+    return {"positions": positions, "entry_ids": ids, "categories": series, "encoding": encoding}
+
+
+def plot_token_composition(
+    source: Any, *, encoding: str = DEFAULT_ENCODING, ax: Any = None, title: str | None = None
+) -> Figure:
+    """Stacked areas: what the context held, by category (tiktoken), at each response."""
+    data = composition_series(source, encoding=encoding)
+    fig, ax = _figure(ax, (9, 4))
+    xs = data["positions"]
+    if xs:
+        ax.stackplot(
+            xs,
+            *[data["categories"][c] for c in MESSAGE_CATEGORIES],
+            labels=list(MESSAGE_CATEGORIES),
+            colors=[COLORS[c] for c in MESSAGE_CATEGORIES],
+            alpha=0.85,
+            step="post",
+        )
+    else:
+        ax.text(
+            0.5,
+            0.5,
+            "no assistant responses on the active branch",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+        )
+    ax.set_xlabel("position on the active branch (entry index)")
+    ax.set_ylabel(f"tokens ({encoding})")
+    ax.set_title(title or "Context composition at each response (system prompt and tools not recorded)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def plot_truncation(source: Any, *, axes: Sequence[Any] | None = None, title: str | None = None) -> Figure:
+    """Per tool: how many results were cut (by lines / by bytes) and how many bytes the model
+    saw against the full outputs."""
+    df = tool_results_df(source)
+    _ensure_png_formatter()
+    if axes is None:
+        fig = Figure(figsize=(10, 4), layout="constrained")
+        ax1, ax2 = fig.subplots(1, 2)
+    else:
+        if len(axes) != 2:
+            raise NotebookError("plot_truncation() draws into two axes")
+        ax1, ax2 = axes
+        fig = ax1.figure
+    if df.empty:
+        for ax in (ax1, ax2):
+            ax.text(0.5, 0.5, "no tool results", ha="center", va="center", transform=ax.transAxes)
+        return fig
+    tools = sorted(df["tool_name"].dropna().astype(str).unique())
+    by = df["truncated_by"].where(df["truncated"].fillna(False).astype(bool), "none").fillna("none")
+    counts = {
+        k: [int(((df["tool_name"] == t) & (by == k)).sum()) for t in tools]
+        for k in ("none", "lines", "bytes")
+    }
+    bottom = [0] * len(tools)
+    for key, color, label in (
+        ("none", "#86efac", "complete"),
+        ("lines", COLORS["warning"], "cut by lines"),
+        ("bytes", COLORS["error"], "cut by bytes"),
+    ):
+        ax1.bar(tools, counts[key], bottom=bottom, color=color, label=label)
+        bottom = [b + c for b, c in zip(bottom, counts[key], strict=True)]
+    ax1.set_ylabel("tool results")
+    ax1.set_title("results per tool")
+    ax1.legend(fontsize=7)
+    total = df["total_bytes"].astype("Float64").fillna(df["content_bytes"].astype("Float64"))
+    seen = df["output_bytes"].astype("Float64").fillna(df["content_bytes"].astype("Float64"))
+    tot = [float(total[df["tool_name"] == t].sum()) for t in tools]
+    kept = [float(seen[df["tool_name"] == t].sum()) for t in tools]
+    x = list(range(len(tools)))
+    ax2.bar([i - 0.2 for i in x], tot, width=0.4, color="#fca5a5", label="full output bytes")
+    ax2.bar([i + 0.2 for i in x], kept, width=0.4, color="#16a34a", label="bytes the model saw")
+    ax2.set_xticks(x, tools)
+    if any(v > 0 for v in tot):
+        ax2.set_yscale("log")
+    ax2.set_ylabel("bytes")
+    ax2.set_title("bytes kept vs. full output")
+    ax2.legend(fontsize=7)
+    if title:
+        fig.suptitle(title)
+    return fig

@@ -25,6 +25,8 @@ from pi_nb.resources.trust import (
     ProjectTrustStore,
     ProjectTrustUpdate,
     TrustPrompt,
+    answer_trust_prompt,
+    decide_project_trust,
     format_project_trust_prompt,
     get_project_trust_options,
     get_project_trust_parent_path,
@@ -510,3 +512,17 @@ def test_trust_parent_clears_the_child_entry(project: Path, tmp: Path) -> None:
         str(tmp): True,
         str(project / "sub"): False,
     }
+
+
+def test_two_phase_decision_for_notebooks(project: Path, tmp: Path) -> None:
+    store = ProjectTrustStore(str(tmp / "agent"))
+    pending = decide_project_trust(str(project), store)
+    assert isinstance(pending, TrustPrompt) and pending.cwd == str(project)
+    # deciding again before an answer is side-effect free
+    assert isinstance(decide_project_trust(str(project), store), TrustPrompt)
+    assert decide_project_trust(str(project), store, trust_override=True) is True
+    assert decide_project_trust(str(project), store, default_project_trust="never") is False
+    assert answer_trust_prompt(pending, None, store) is False and store.get(str(project)) is None
+    assert answer_trust_prompt(pending, "Trust", store) is True
+    assert store.get(str(project)) is True
+    assert decide_project_trust(str(project), store) is True  # saved: no prompt any more

@@ -71,6 +71,8 @@ __all__ = [
     "TrustAsk",
     "TrustPrompt",
     "TrustStore",
+    "answer_trust_prompt",
+    "decide_project_trust",
     "format_project_trust_prompt",
     "get_project_trust_options",
     "get_project_trust_parent_path",
@@ -410,23 +412,22 @@ def _run_hooks(
     return None
 
 
-def resolve_project_trusted(
+def decide_project_trust(
     cwd: str,
     trust_store: ProjectTrustStore,
     *,
     trust_override: bool | None = None,
     default_project_trust: DefaultProjectTrust | str | None = "ask",
     project_trust: ProjectTrustHook | Sequence[ProjectTrustHook] | None = None,
-    ask: TrustAsk | None = None,
     on_hook_error: Callable[[str], None] | None = None,
-) -> bool:
-    """Pi's ``resolveProjectTrusted``: decide whether *cwd*'s project resources load this run.
+) -> bool | TrustPrompt:
+    """Steps 1-5 of the resolution: ``True``/``False`` when decided without asking, else the
+    :class:`TrustPrompt` to put to the user.
 
-    See the module docstring for the order. ``project_trust`` is one hook or a sequence tried in
-    order. A hook that raises (or answers something other than yes/no/undecided/None) propagates,
-    unless ``on_hook_error`` is given: then it receives Pi's message
-    ``Extension "{hook}" project_trust error: {error}`` and the next hook is tried, as Pi does.
-    ``default_project_trust`` other than ``"always"``/``"never"`` means ``"ask"``.
+    This is the two-phase form a notebook needs: a widget cannot be clicked while the cell that
+    waits for it is still running, so the toolkit renders the returned prompt, and the click
+    handler calls :func:`answer_trust_prompt` and then reloads. Hooks run here (and a hook's
+    ``remember`` is saved here).
     """
     if trust_override is not None:
         return trust_override
@@ -452,16 +453,54 @@ def resolve_project_trusted(
         return True
     if default_project_trust == "never":
         return False
+    return TrustPrompt.for_cwd(cwd)
 
-    if ask is None:
-        return False
-    prompt = TrustPrompt.for_cwd(cwd)
-    selected = prompt.option(ask(prompt))
+
+def answer_trust_prompt(
+    prompt: TrustPrompt, answer: ProjectTrustOption | str | None, trust_store: ProjectTrustStore
+) -> bool:
+    """Apply an answer to *prompt*: save the chosen option's updates, return whether this run is
+    trusted. ``None`` (dismissed) or a label that is not offered: untrusted, nothing saved (Pi)."""
+    selected = prompt.option(answer)
     if selected is None:
         return False
     if selected.updates:
         trust_store.set_many(selected.updates)
     return selected.trusted
+
+
+def resolve_project_trusted(
+    cwd: str,
+    trust_store: ProjectTrustStore,
+    *,
+    trust_override: bool | None = None,
+    default_project_trust: DefaultProjectTrust | str | None = "ask",
+    project_trust: ProjectTrustHook | Sequence[ProjectTrustHook] | None = None,
+    ask: TrustAsk | None = None,
+    on_hook_error: Callable[[str], None] | None = None,
+) -> bool:
+    """Pi's ``resolveProjectTrusted``: decide whether *cwd*'s project resources load this run.
+
+    See the module docstring for the order. ``project_trust`` is one hook or a sequence tried in
+    order. A hook that raises (or answers something other than yes/no/undecided/None) propagates,
+    unless ``on_hook_error`` is given: then it receives Pi's message
+    ``Extension "{hook}" project_trust error: {error}`` and the next hook is tried, as Pi does.
+    ``default_project_trust`` other than ``"always"``/``"never"`` means ``"ask"``; with no ``ask``
+    callable "ask" means untrusted.
+    """
+    decision = decide_project_trust(
+        cwd,
+        trust_store,
+        trust_override=trust_override,
+        default_project_trust=default_project_trust,
+        project_trust=project_trust,
+        on_hook_error=on_hook_error,
+    )
+    if not isinstance(decision, TrustPrompt):
+        return decision
+    if ask is None:
+        return False
+    return answer_trust_prompt(decision, ask(decision), trust_store)
 
 
 #: The name the interface notes use.

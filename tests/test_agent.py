@@ -75,10 +75,12 @@ def test_abort_during_a_slow_tool_ends_the_run() -> None:
         description = "slow"
         parameters: dict[str, Any] = {"type": "object"}
         execution_mode = None
+        started = False
 
         async def execute(
             self, call_id: str, params: dict[str, Any], signal: Any, on_update: Any
         ) -> dict[str, Any]:
+            Slow.started = True
             await signal.wait()
             raise RuntimeError("Command aborted")
 
@@ -88,7 +90,7 @@ def test_abort_during_a_slow_tool_ends_the_run() -> None:
 
     async def run() -> None:
         task = asyncio.create_task(agent.prompt("go"))
-        while not agent.state.pending_tool_calls:
+        while not Slow.started:
             await asyncio.sleep(0.005)
         agent.abort()
         await task

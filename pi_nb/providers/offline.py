@@ -366,14 +366,14 @@ class OfflineModel(Model):
         body = body if body else text
         if action.tool == "read":
             shown = body.split("\n")
-            out = f"- `{args['path']}`: {len(shown)} lines shown"
+            out = f"- `{args['path']}`: {_plural(len(shown), 'line')} shown"
             if notice:
                 out += f" ({notice.strip()})"
             preview = "\n".join(_first_lines(body, 3))
             return out + ". It starts with:\n```\n" + preview + "\n```"
         if action.tool == "bash":
             lines = body.rstrip("\n").split("\n")
-            out = f"- `{args['command']}` printed {len(lines)} lines"
+            out = f"- `{args['command']}` printed {_plural(len(lines), 'line')}"
             if notice:
                 out += f" ({notice.strip()})"
             tail = "\n".join(lines[-3:])
@@ -480,6 +480,10 @@ class OfflineModel(Model):
                     "partial": _copy(partial),
                 }
         yield {"type": "done", "reason": final["stopReason"], "message": final}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _copy(partial: dict[str, Any]) -> dict[str, Any]:

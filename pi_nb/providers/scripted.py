@@ -28,6 +28,7 @@ from pi_nb.providers.base import (
     StreamOptions,
     make_assistant_message,
     make_usage,
+    now_ms,
 )
 
 __all__ = ["ScriptedModel", "ScriptedRequest"]
@@ -151,7 +152,10 @@ class ScriptedModel(Model):
             final = item(context, opts)
         else:
             final = copy.deepcopy(item)
-        final.setdefault("timestamp", make_assistant_message([], api="", provider="", model="")["timestamp"])
+        # like a real provider, answer a little later than the request and stamp the message then
+        # (so a response is always younger than anything the session wrote before the request)
+        await asyncio.sleep(max(self.delay, 0.002))
+        final["timestamp"] = now_ms()
 
         partial = make_assistant_message(
             [],

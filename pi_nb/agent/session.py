@@ -1,0 +1,729 @@
+"""``AgentSession``: Pi's coding-agent session (``core/agent-session.ts``) in Python.
+
+It ties the pieces together exactly where Pi does:
+
+* the system prompt is rebuilt from the resource loader (SYSTEM.md / APPEND_SYSTEM.md, context
+  files, skills) and the active tools' snippets and guidelines;
+* every message is recorded as a session entry on ``message_end`` (``custom`` role ->
+  ``custom_message``), and a new session starts with ``model_change`` + ``thinking_level_change``;
+* ``/skill:name`` and prompt templates are expanded before a prompt is sent;
+* compaction runs at Pi's three checkpoints: after a run (``_handle_post_agent_run``), before a new
+  prompt, and between turns inside one run (the agent's ``prepare_next_turn``); an overflow (or a
+  recoverable ``length`` stop) is compacted and retried exactly once, with Pi's failure texts;
+* ``compact()`` (manual) and ``navigate_tree()`` wrap :mod:`pi_nb.compaction`'s flows and rebuild
+  the agent's messages from the session afterwards;
+* Python hooks with Pi's event shapes: ``context`` (transform the messages of one request),
+  ``before_agent_start`` (extra messages / a system prompt for one run), ``session_before_compact``,
+  ``session_compact``, ``session_compact_failed``, ``session_before_tree``, ``session_tree``.
+
+One async core (``await session.prompt(...)``); :meth:`AgentSession.run` is the sync wrapper for
+scripts. Events go to :meth:`subscribe` listeners: the agent's events plus ``compaction_start`` /
+``compaction_end``, ``session_tree`` and ``queue_update``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, cast
+
+from pi_nb.agent.agent import Agent
+from pi_nb.agent.loop import NextTurnSnapshot, TurnSnapshot
+from pi_nb.compaction import (
+    CompactionOutcome,
+    HookRunner,
+    NavigateTreeResult,
+    is_context_overflow,
+    is_recoverable_length,
+    navigate_tree,
+    run_compaction,
+    should_compact,
+)
+from pi_nb.errors import AgentError
+from pi_nb.messages import convert_to_llm, js_date_ms
+from pi_nb.providers.base import Model, now_ms
+from pi_nb.resources.loader import ResourceLoader
+from pi_nb.resources.settings import SettingsManager
+from pi_nb.session.context import get_latest_compaction_entry
+from pi_nb.session.manager import SessionManager
+from pi_nb.session.paths import get_agent_dir
+from pi_nb.system_prompt import build_system_prompt, collect_tool_prompt_options
+from pi_nb.tokens import calculate_context_tokens, estimate_context_tokens, estimate_tokens
+from pi_nb.tools import (
+    DEFAULT_ACTIVE_TOOLS,
+    AgentTool,
+    ToolContext,
+    create_all_tools,
+    validate_tool_arguments,
+)
+from pi_nb.tools.base import AbortSignal
+
+__all__ = [
+    "OVERFLOW_RECOVERY_FAILED",
+    "TRUNCATED_RECOVERY_FAILED",
+    "AgentSession",
+    "PromptResult",
+    "SessionHooks",
+]
+
+OVERFLOW_RECOVERY_FAILED = (
+    "Context overflow recovery failed after one compact-and-retry attempt. "
+    "Try reducing context or switching to a larger-context model."
+)
+TRUNCATED_RECOVERY_FAILED = "Truncated response recovery failed after one compact-and-retry attempt."
+COMPACTING_PROMPT_ERROR = (
+    "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
+)
+STREAMING_NAVIGATE_ERROR = "Wait for the current response to finish before navigating the session tree."
+
+Listener = Callable[[dict[str, Any]], Any]
+
+
+class SessionHooks(HookRunner):
+    """Python hooks for a session: the compaction/tree events plus ``context`` and ``before_agent_start``.
+
+    ``context`` handlers get ``{"type": "context", "messages": [...]}`` (a deep copy) and may return
+    ``{"messages": [...]}`` to replace the list for that request; ``before_agent_start`` handlers get
+    ``{"type": "before_agent_start", "prompt", "images", "systemPrompt"}`` and may return
+    ``{"messages": [...custom...], "systemPrompt": str}``. A handler that raises is reported in
+    ``errors`` and skipped, as Pi does with extensions.
+    """
+
+    EVENT_TYPES: ClassVar[tuple[str, ...]] = (*HookRunner.EVENT_TYPES, "context", "before_agent_start")
+
+    async def emit_simple(self, event_type: str, event: dict[str, Any]) -> list[Any]:
+        from pi_nb.compaction.hooks import HookError
+
+        results = []
+        for handler in self.handlers(event_type):
+            try:
+                value = handler(event)
+                if inspect.isawaitable(value):
+                    value = await value
+                results.append(value)
+            except Exception as exc:  # reported, skipped
+                err = HookError(event_type, handler, exc)
+                self.errors.append(err)
+                if self._on_error is not None:
+                    self._on_error(err)
+        return results
+
+
+@dataclass
+class PromptResult:
+    """What one ``prompt()`` produced: the new messages and entries, in order."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    entry_ids: list[str] = field(default_factory=list)
+    compactions: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def last_assistant(self) -> dict[str, Any] | None:
+        return next((m for m in reversed(self.messages) if m.get("role") == "assistant"), None)
+
+    @property
+    def text(self) -> str:
+        msg = self.last_assistant
+        if msg is None:
+            return ""
+        return "".join(b.get("text", "") for b in msg.get("content") or [] if b.get("type") == "text")
+
+    @property
+    def usage(self) -> dict[str, int]:
+        total = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+        for m in self.messages:
+            if m.get("role") == "assistant" and m.get("usage"):
+                for k in total:
+                    total[k] += int(m["usage"].get(k) or 0)
+        return total
+
+
+class _BoundTool:
+    """A tool with the session's context bound (cwd, model, session id/file for PI_* variables)."""
+
+    def __init__(self, tool: AgentTool, ctx: Callable[[], ToolContext]) -> None:
+        self._tool = tool
+        self._ctx = ctx
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tool, name)
+
+    async def execute(
+        self, tool_call_id: str, params: dict[str, Any], signal: Any = None, on_update: Any = None
+    ) -> Any:
+        return await self._tool.execute(tool_call_id, params, signal, on_update, self._ctx())
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class AgentSession:
+    """A session that runs agent turns and records them (see the module docstring)."""
+
+    def __init__(
+        self,
+        session_manager: SessionManager,
+        model: Model,
+        *,
+        agent_dir: str | None = None,
+        settings: SettingsManager | None = None,
+        resource_loader: ResourceLoader | None = None,
+        tools: Mapping[str, AgentTool] | Sequence[AgentTool] | None = None,
+        active_tools: Sequence[str] | None = None,
+        thinking_level: str | None = None,
+        hooks: SessionHooks | None = None,
+        project_trusted: bool | None = None,
+    ) -> None:
+        self.session_manager = session_manager
+        self.cwd = session_manager.get_cwd()
+        self.agent_dir = agent_dir or get_agent_dir()
+        self.hooks = hooks or SessionHooks()
+        self.settings = settings or SettingsManager.create(
+            self.cwd, self.agent_dir, project_trusted=bool(project_trusted)
+        )
+        if resource_loader is None:
+            resource_loader = ResourceLoader(
+                cwd=self.cwd, agent_dir=self.agent_dir, settings_manager=self.settings
+            )
+            resource_loader.reload()
+        self.resource_loader = resource_loader
+        if tools is None:
+            tools = create_all_tools(self.cwd)
+        tool_list = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
+        self._tool_registry: dict[str, AgentTool] = {t.name: t for t in tool_list}
+
+        context = session_manager.build_session_context()
+        has_entries = bool(session_manager.get_entries())
+        level = thinking_level or (context.thinking_level if has_entries else None) or "off"
+        self.agent = Agent(
+            model,
+            thinking_level=level,
+            convert_to_llm=self._convert_to_llm,
+            transform_context=self._transform_context,
+            validate_arguments=validate_tool_arguments,
+            session_id=session_manager.get_session_id(),
+        )
+        self.agent.prepare_next_turn = self._prepare_next_turn
+        self.agent.subscribe(self._handle_agent_event)
+        self._listeners: list[Listener] = []
+        self._overflow_recovery_attempted = False
+        self._last_assistant: dict[str, Any] | None = None
+        self._compacting = False
+        self._compaction_controller: AbortSignal | None = None
+        self._system_prompt_override: str | None = None
+        self._active: list[str] = []
+        self._collector: PromptResult | None = None
+        self.set_active_tools(list(active_tools) if active_tools is not None else list(DEFAULT_ACTIVE_TOOLS))
+        if has_entries:
+            self.agent.state.messages = _dicts(context.messages)
+        else:
+            session_manager.append_model_change(model.provider, model.id)
+            session_manager.append_thinking_level_change(level)
+
+    # -- properties ----------------------------------------------------------------------------
+    @property
+    def model(self) -> Model:
+        return self.agent.state.model
+
+    @property
+    def thinking_level(self) -> str:
+        return self.agent.state.thinking_level
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.agent.state.messages
+
+    @property
+    def system_prompt(self) -> str:
+        return self.agent.state.system_prompt
+
+    @property
+    def is_streaming(self) -> bool:
+        return self.agent.is_running
+
+    @property
+    def is_compacting(self) -> bool:
+        return self._compacting
+
+    @property
+    def session_id(self) -> str:
+        return self.session_manager.get_session_id()
+
+    @property
+    def session_file(self) -> str | None:
+        return self.session_manager.get_session_file()
+
+    def get_active_tool_names(self) -> list[str]:
+        return list(self._active)
+
+    def get_all_tools(self) -> list[AgentTool]:
+        return list(self._tool_registry.values())
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    # -- configuration ----------------------------------------------------------------------------
+    def set_active_tools(self, names: Sequence[str]) -> None:
+        unknown = [n for n in names if n not in self._tool_registry]
+        if unknown:
+            raise AgentError(f"Unknown tool(s): {', '.join(unknown)}")
+        self._active = list(names)
+        self.agent.state.tools = [
+            _BoundTool(self._tool_registry[n], self._tool_context) for n in self._active
+        ]
+        self._base_system_prompt = self._rebuild_system_prompt(self._active)
+        self.agent.state.system_prompt = self._base_system_prompt
+
+    def set_model(self, model: Model) -> None:
+        self.agent.state.model = model
+        self.session_manager.append_model_change(model.provider, model.id)
+
+    def set_thinking_level(self, level: str) -> None:
+        self.agent.state.thinking_level = level
+        self.session_manager.append_thinking_level_change(level)
+
+    def reload_resources(self) -> None:
+        self.resource_loader.reload()
+        self.set_active_tools(self._active)
+
+    def _tool_context(self) -> ToolContext:
+        return ToolContext(
+            cwd=self.cwd,
+            model=self.model,
+            thinking_level=self.thinking_level,
+            session_id=self.session_id,
+            session_file=self.session_file,
+        )
+
+    def _loader_skills(self) -> list[Any]:
+        return list(self.resource_loader.get_skills().skills)
+
+    def _rebuild_system_prompt(self, tool_names: Sequence[str]) -> str:
+        valid = [n for n in tool_names if n in self._tool_registry]
+        snippets, guidelines = collect_tool_prompt_options(
+            valid,
+            {n: self._tool_registry[n].prompt_snippet for n in valid},
+            {n: self._tool_registry[n].prompt_guidelines for n in valid},
+        )
+        loader = self.resource_loader
+        append = list(loader.get_append_system_prompt())
+        agents = loader.get_agents_files()
+        self._system_prompt_options: dict[str, Any] = {
+            "cwd": self.cwd,
+            "custom_prompt": loader.get_system_prompt(),
+            "selected_tools": valid,
+            "tool_snippets": snippets,
+            "prompt_guidelines": guidelines,
+            "append_system_prompt": "\n\n".join(append) if append else None,
+            "context_files": list(agents),
+            "skills": self._loader_skills(),
+        }
+        return build_system_prompt(**self._system_prompt_options)
+
+    def system_prompt_parts(self) -> dict[str, str]:
+        """The pieces of the current system prompt by category (for token budgets; costs nothing)."""
+        from pi_nb.resources.skills import format_skills_for_prompt
+
+        opts = self._system_prompt_options
+        parts: dict[str, str] = {}
+        files = opts["context_files"]
+        if files:
+            parts["context files"] = "".join(
+                f'<project_instructions path="{getattr(f, "path", "")}">\n{getattr(f, "content", "")}\n</project_instructions>\n\n'
+                for f in files
+            )
+        skills = opts["skills"]
+        read_tool = next((t for t in ("read", "bash") if t in opts["selected_tools"]), None)
+        if skills and read_tool:
+            parts["skills list"] = format_skills_for_prompt(skills, "read" if read_tool == "read" else "bash")
+        if opts["append_system_prompt"]:
+            parts["append"] = opts["append_system_prompt"]
+        return parts
+
+    # -- conversion hooks ---------------------------------------------------------------------------
+    def _convert_to_llm(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return _dicts(convert_to_llm(messages, block_images=bool(self.settings.get_block_images())))
+
+    async def _transform_context(self, messages: list[dict[str, Any]], signal: Any) -> list[dict[str, Any]]:
+        if not self.hooks.has_handlers("context"):
+            return messages
+        current = copy.deepcopy(messages)
+        for handler in self.hooks.handlers("context"):
+            try:
+                result = await _maybe_await(handler({"type": "context", "messages": current}))
+                if isinstance(result, Mapping) and result.get("messages") is not None:
+                    current = list(result["messages"])
+            except Exception as exc:
+                from pi_nb.compaction.hooks import HookError
+
+                self.hooks.errors.append(HookError("context", handler, exc))
+        return current
+
+    # -- events / persistence -------------------------------------------------------------------
+    async def _handle_agent_event(self, event: dict[str, Any], signal: AbortSignal) -> None:
+        kind = event["type"]
+        if kind == "message_start" and event["message"].get("role") == "user":
+            self._overflow_recovery_attempted = False
+        self._emit(event)
+        if kind == "message_end":
+            msg = event["message"]
+            role = msg.get("role")
+            entry_id: str | None = None
+            if role == "custom":
+                entry_id = self.session_manager.append_custom_message_entry(
+                    msg.get("customType"), msg.get("content"), bool(msg.get("display")), msg.get("details")
+                )
+            elif role in ("user", "assistant", "toolResult"):
+                entry_id = self.session_manager.append_message(msg)
+            if self._collector is not None:
+                self._collector.messages.append(msg)
+                if entry_id:
+                    self._collector.entry_ids.append(entry_id)
+            if role == "assistant":
+                self._last_assistant = msg
+                if msg.get("stopReason") not in ("error", "length"):
+                    self._overflow_recovery_attempted = False
+
+    # -- prompting ------------------------------------------------------------------------------
+    def expand_input(self, text: str) -> str:
+        """``/skill:name args`` then ``/template args`` expansion, as Pi does before sending."""
+        from pi_nb.resources.prompt_templates import expand_prompt_template
+        from pi_nb.resources.skills import expand_skill_command
+
+        expanded = expand_skill_command(text, self._loader_skills())
+        return expand_prompt_template(expanded, list(self.resource_loader.get_prompts().prompts))
+
+    async def prompt(
+        self,
+        text: str,
+        *,
+        images: Sequence[dict[str, Any]] = (),
+        streaming_behavior: Literal["steer", "follow_up"] | None = None,
+        expand: bool = True,
+    ) -> PromptResult:
+        """Send one prompt and run the agent until it stops (Pi's ``AgentSession.prompt``)."""
+        if self._compacting:
+            raise AgentError(COMPACTING_PROMPT_ERROR)
+        expanded = self.expand_input(text) if expand else text
+        if self.is_streaming:
+            if streaming_behavior is None:
+                raise AgentError(
+                    "Agent is already processing. Specify streaming_behavior ('steer' or 'follow_up') to queue the message."
+                )
+            message = {
+                "role": "user",
+                "content": [{"type": "text", "text": expanded}, *images],
+                "timestamp": now_ms(),
+            }
+            (self.agent.steer if streaming_behavior == "steer" else self.agent.follow_up)(message)
+            self._emit({"type": "queue_update"})
+            return PromptResult()
+        last = next((m for m in reversed(self.agent.state.messages) if m.get("role") == "assistant"), None)
+        result = PromptResult()
+        self._collector = result
+        try:
+            if last is not None:
+                await self._check_compaction(last, skip_aborted_check=False, result=result)
+            messages: list[dict[str, Any]] = [
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": expanded}, *images],
+                    "timestamp": now_ms(),
+                }
+            ]
+            hook_results = await self.hooks.emit_simple(
+                "before_agent_start",
+                {
+                    "type": "before_agent_start",
+                    "prompt": expanded,
+                    "images": list(images),
+                    "systemPrompt": self._base_system_prompt,
+                },
+            )
+            system_override = None
+            for r in hook_results:
+                if not isinstance(r, Mapping):
+                    continue
+                for m in r.get("messages") or []:
+                    messages.append(
+                        {
+                            "role": "custom",
+                            "customType": m.get("customType"),
+                            "content": m.get("content") if m.get("content") is not None else [],
+                            "display": bool(m.get("display")),
+                            "details": m.get("details"),
+                            "timestamp": now_ms(),
+                        }
+                    )
+                if r.get("systemPrompt") is not None:
+                    system_override = r["systemPrompt"]
+            self._system_prompt_override = system_override
+            self.agent.state.system_prompt = (
+                system_override if system_override is not None else self._base_system_prompt
+            )
+            await self._run_agent_prompt(messages, result)
+        finally:
+            self._collector = None
+            self._system_prompt_override = None
+            self.agent.state.system_prompt = self._base_system_prompt
+        return result
+
+    def run(self, text: str, **kwargs: Any) -> PromptResult:
+        """Synchronous :meth:`prompt` for scripts (not from inside a running event loop)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.prompt(text, **kwargs))
+        raise AgentError(
+            "AgentSession.run() cannot be called from a running event loop; use `await session.prompt(...)`"
+        )
+
+    async def _run_agent_prompt(self, messages: list[dict[str, Any]], result: PromptResult) -> None:
+        await self.agent.prompt(messages)
+        while await self._handle_post_agent_run(result):
+            await self.agent.continue_()
+
+    async def _handle_post_agent_run(self, result: PromptResult) -> bool:
+        msg, self._last_assistant = self._last_assistant, None
+        if msg is None:
+            return False
+        if await self._check_compaction(msg, result=result):
+            return True
+        return self.agent.has_queued_messages()
+
+    def abort(self) -> None:
+        self.agent.abort()
+        if self._compaction_controller is not None:
+            self._compaction_controller.abort()
+
+    # -- compaction --------------------------------------------------------------------------------
+    async def _check_compaction(
+        self, msg: dict[str, Any], *, skip_aborted_check: bool = True, result: PromptResult | None = None
+    ) -> bool:
+        settings = self.settings.get_compaction_settings()
+        if not settings.enabled:
+            return False
+        if skip_aborted_check and msg.get("stopReason") == "aborted":
+            return False
+        model = self.model
+        window = model.context_window or 0
+        same_model = msg.get("provider") == model.provider and msg.get("model") == model.id
+        latest = get_latest_compaction_entry(self.session_manager.get_branch())
+        latest_ms = _iso_ms(latest["timestamp"]) if latest is not None else None
+        if latest_ms is not None and (msg.get("timestamp") or 0) <= latest_ms:
+            return False
+        overflow = same_model and is_context_overflow(msg, window)
+        recoverable = same_model and is_recoverable_length(msg, model.max_tokens or 0)
+        if overflow or recoverable:
+            will_retry = msg.get("stopReason") != "stop"
+            if not will_retry:
+                return await self._run_auto_compaction("overflow", False, result)
+            if self._overflow_recovery_attempted:
+                error_message = OVERFLOW_RECOVERY_FAILED if overflow else TRUNCATED_RECOVERY_FAILED
+                self._emit(
+                    {
+                        "type": "compaction_end",
+                        "reason": "overflow",
+                        "result": None,
+                        "aborted": False,
+                        "willRetry": False,
+                        "errorMessage": error_message,
+                    }
+                )
+                await self.hooks.emit_simple(
+                    "session_compact_failed",
+                    {
+                        "type": "session_compact_failed",
+                        "reason": "overflow",
+                        "errorMessage": error_message,
+                        "aborted": False,
+                        "willRetry": False,
+                        "fromExtension": False,
+                    },
+                )
+                return False
+            self._overflow_recovery_attempted = True
+            msgs = self.agent.state.messages
+            if msgs and msgs[-1].get("role") == "assistant":
+                self.agent.state.messages = msgs[:-1]
+            return await self._run_auto_compaction("overflow", True, result)
+        usage = msg.get("usage")
+        direct = calculate_context_tokens(usage) if usage else 0
+        if msg.get("stopReason") == "error" or direct == 0:
+            msgs = self.agent.state.messages
+            estimate = estimate_context_tokens(msgs)
+            if estimate.last_usage_index is not None and latest_ms is not None:
+                anchor = msgs[estimate.last_usage_index]
+                if anchor.get("role") == "assistant" and (anchor.get("timestamp") or 0) <= latest_ms:
+                    return False
+            tokens = estimate.tokens
+        else:
+            tokens = direct
+        if should_compact(tokens, window, settings):
+            return await self._run_auto_compaction("threshold", False, result)
+        return False
+
+    async def _run_auto_compaction(
+        self, reason: Literal["threshold", "overflow"], will_retry: bool, result: PromptResult | None = None
+    ) -> bool:
+        controller = AbortSignal()
+        self._compaction_controller = controller
+        self._compacting = True
+        try:
+            outcome = await run_compaction(
+                self.session_manager,
+                self.model,
+                self.settings.get_compaction_settings(),
+                reason=reason,
+                will_retry=will_retry,
+                hooks=self.hooks,
+                signal=controller,
+                thinking_level=self.thinking_level,
+                retry=self.settings.get_retry_settings(),
+                emit=self._emit,
+                session_id=self.session_id,
+            )
+        finally:
+            self._compacting = False
+            self._compaction_controller = None
+        if not outcome.compacted:
+            return False
+        self._after_compaction(outcome, result)
+        if will_retry:
+            msgs = self.agent.state.messages
+            if (
+                msgs
+                and msgs[-1].get("role") == "assistant"
+                and msgs[-1].get("stopReason") in ("error", "length")
+            ):
+                self.agent.state.messages = msgs[:-1]
+            return True
+        return self.agent.has_queued_messages()
+
+    def _after_compaction(self, outcome: CompactionOutcome, result: PromptResult | None) -> None:
+        context = outcome.context or self.session_manager.build_session_context()
+        self.agent.state.messages = _dicts(context.messages)
+        if result is not None:
+            result.compactions.append(outcome.to_dict())
+
+    async def _prepare_next_turn(self, turn: TurnSnapshot, signal: AbortSignal | None) -> NextTurnSnapshot:
+        """Checkpoint 3 (new in 0.85): compact between turns when the context crossed the threshold."""
+        context = turn.context
+        model = self.model
+        settings = self.settings.get_compaction_settings()
+        if model.context_window > 0 and should_compact(
+            estimate_context_tokens(context.messages).tokens, model.context_window, settings
+        ):
+            await self._run_auto_compaction("threshold", False, self._collector)
+            context.messages = list(self.agent.state.messages)
+        context.system_prompt = (
+            self._system_prompt_override
+            if self._system_prompt_override is not None
+            else self._base_system_prompt
+        )
+        context.tools = list(self.agent.state.tools)
+        return NextTurnSnapshot(
+            context=context, model=self.agent.state.model, thinking_level=self.agent.state.thinking_level
+        )
+
+    async def compact(self, custom_instructions: str | None = None) -> CompactionOutcome:
+        """Manual compaction (``/compact``): aborts a running turn first; failures raise."""
+        self.abort()
+        controller = AbortSignal()
+        self._compaction_controller = controller
+        self._compacting = True
+        try:
+            outcome = await run_compaction(
+                self.session_manager,
+                self.model,
+                self.settings.get_compaction_settings(),
+                reason="manual",
+                custom_instructions=custom_instructions,
+                hooks=self.hooks,
+                signal=controller,
+                thinking_level=self.thinking_level,
+                retry=self.settings.get_retry_settings(),
+                emit=self._emit,
+                session_id=self.session_id,
+            )
+        finally:
+            self._compacting = False
+            self._compaction_controller = None
+        if outcome.compacted:
+            self._after_compaction(outcome, None)
+        return outcome
+
+    # -- tree ---------------------------------------------------------------------------------------
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool | None = None,
+        label: str | None = None,
+    ) -> NavigateTreeResult:
+        """Move to another point of the tree, optionally summarising the branch left behind (spec §9.3)."""
+        if self.is_streaming:
+            raise AgentError(STREAMING_NAVIGATE_ERROR)
+        old_leaf = self.session_manager.get_leaf_id()
+        outcome = await navigate_tree(
+            self.session_manager,
+            target_id,
+            summarize=summarize,
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            label=label,
+            model=self.model,
+            hooks=self.hooks,
+            branch_summary_settings=self.settings.get_branch_summary_settings(),
+            retry=self.settings.get_retry_settings(),
+        )
+        if outcome.context is not None:
+            self.agent.state.messages = _dicts(outcome.context.messages)
+        if not outcome.cancelled and outcome.new_leaf_id != old_leaf:
+            self._emit(
+                {
+                    "type": "session_tree",
+                    "newLeafId": self.session_manager.get_leaf_id(),
+                    "oldLeafId": old_leaf,
+                    "summaryEntry": outcome.summary_entry,
+                    "fromExtension": outcome.from_extension,
+                }
+            )
+        return outcome
+
+    # -- measurements (cost no tokens) -----------------------------------------------------------------
+    def get_context_usage(self) -> dict[str, Any]:
+        """Pi's ``getContextUsage``: tokens of the current context against the window (estimate + usage)."""
+        estimate = estimate_context_tokens(self.agent.state.messages)
+        window = self.model.context_window
+        settings = self.settings.get_compaction_settings()
+        return {
+            "tokens": estimate.tokens,
+            "usageTokens": estimate.usage_tokens,
+            "trailingTokens": estimate.trailing_tokens,
+            "contextWindow": window,
+            "threshold": window - settings.reserve_tokens,
+            "percent": (estimate.tokens / window * 100) if window else None,
+            "messageTokens": [estimate_tokens(m) for m in self.agent.state.messages],
+        }
+
+
+def _dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """Pi's message TypedDicts as the plain dicts the agent state holds (no copy)."""
+    return cast(list[dict[str, Any]], list(messages))
+
+
+def _iso_ms(iso: str) -> float:
+    """``new Date(iso).getTime()`` (NaN for a bad timestamp, which compares false like in JS)."""
+    return float(js_date_ms(iso))

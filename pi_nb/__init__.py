@@ -37,6 +37,8 @@ from pi_nb.compaction import *  # noqa: F403
 # --- providers / agent ---
 from pi_nb import providers as _providers
 from pi_nb.providers import *  # noqa: F403
+from pi_nb import agent as _agent
+from pi_nb.agent import *  # noqa: F403
 
 __version__ = "0.1.0"
 
@@ -48,6 +50,7 @@ __all__ = sorted(
         *_messages.__all__,
         *_session.__all__,
         *_providers.__all__,
+        *_agent.__all__,
         *_resources.__all__,
         *_compaction.__all__,
     ]

@@ -1,0 +1,40 @@
+"""The agent runtime: the loop (pi-agent-core), the stateful Agent, and the coding-agent AgentSession."""
+
+from __future__ import annotations
+
+from pi_nb.agent.agent import Agent, AgentState, PendingMessageQueue, default_convert_to_llm
+from pi_nb.agent.loop import (
+    TRUNCATED_TOOL_CALL_TEXT,
+    AgentContext,
+    AgentLoopConfig,
+    NextTurnSnapshot,
+    TurnSnapshot,
+    run_agent_loop,
+    run_agent_loop_continue,
+)
+from pi_nb.agent.session import (
+    OVERFLOW_RECOVERY_FAILED,
+    TRUNCATED_RECOVERY_FAILED,
+    AgentSession,
+    PromptResult,
+    SessionHooks,
+)
+
+__all__ = [
+    "OVERFLOW_RECOVERY_FAILED",
+    "TRUNCATED_RECOVERY_FAILED",
+    "TRUNCATED_TOOL_CALL_TEXT",
+    "Agent",
+    "AgentContext",
+    "AgentLoopConfig",
+    "AgentSession",
+    "AgentState",
+    "NextTurnSnapshot",
+    "PendingMessageQueue",
+    "PromptResult",
+    "SessionHooks",
+    "TurnSnapshot",
+    "default_convert_to_llm",
+    "run_agent_loop",
+    "run_agent_loop_continue",
+]

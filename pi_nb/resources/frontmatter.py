@@ -219,6 +219,36 @@ class _Loader(yaml.SafeLoader):
             chunks.append(whitespaces)
         return chunks
 
+    def scan_block_scalar_indicators(self, start_mark: Any) -> tuple[bool | None, int | None]:
+        # `|`/`>` header: chomping (+/-) and indentation (1-9) indicators, then white space
+        # (a tab too) or the end of the line
+        chomping: bool | None = None
+        increment: int | None = None
+        for _ in range(2):
+            ch = self.peek()
+            if ch in "+-" and chomping is None:
+                chomping = ch == "+"
+                self.forward()
+            elif ch in "0123456789" and increment is None:
+                if ch == "0":
+                    raise yaml.scanner.ScannerError(
+                        "while scanning a block scalar",
+                        start_mark,
+                        "expected indentation indicator in the range 1-9, but found 0",
+                        self.get_mark(),
+                    )
+                increment = int(ch)
+                self.forward()
+        ch = self.peek()
+        if ch not in "\0 \t\r\n":
+            raise yaml.scanner.ScannerError(
+                "while scanning a block scalar",
+                start_mark,
+                f"expected chomping or indentation indicators, but found {ch!r}",
+                self.get_mark(),
+            )
+        return chomping, increment
+
     def scan_block_scalar_ignored_line(self, start_mark: Any) -> None:
         # the rest of a `|`/`>` header line: white space (tabs too), a comment, the line break
         while self.peek() in " \t":
@@ -444,10 +474,15 @@ def _same_scalar_key(a: Any, b: Any) -> bool:
 def _error(message: str, mark: Any, source: str) -> FrontmatterError:
     if mark is None:
         return FrontmatterError(message)
-    line, column = mark.line + 1, mark.column + 1
     lines = source.split("\n")
-    text = lines[mark.line] if mark.line < len(lines) else ""
-    return FrontmatterError(f"{message} at line {line}, column {column}:\n\n{text}\n{' ' * mark.column}^\n")
+    line, column = mark.line, mark.column
+    if line >= len(lines) - 1 and len(lines) > 1 and lines[-1] == "":
+        # at the end of the stream: point just past the last line instead
+        line, column = len(lines) - 2, len(lines[-2])
+    text = lines[line] if line < len(lines) else ""
+    return FrontmatterError(
+        f"{message} at line {line + 1}, column {column + 1}:\n\n{text}\n{' ' * column}^\n"
+    )
 
 
 class _Converter:

@@ -225,10 +225,11 @@ LS = _load("ls")
 GREP = _load("grep")
 BASH = _load("bash")
 EDIT_WRITE = _load("edit_write")
+VALIDATION = _load("validation")
 
 
 def test_golden_case_count() -> None:
-    assert len(READ) + len(LS) + len(GREP) + len(BASH) + len(EDIT_WRITE) >= 150
+    assert len(READ) + len(LS) + len(GREP) + len(BASH) + len(EDIT_WRITE) + len(VALIDATION) >= 150
 
 
 @pytest.mark.parametrize("case", READ, ids=_ids(READ))
@@ -261,3 +262,8 @@ def test_edit_and_write_match_pi(case: dict[str, Any], tmp_path: Path) -> None:
     root = tmp_path.resolve()
     BUILD.build_tree(root)
     check(case, run_case(case, root), root)
+
+
+@pytest.mark.parametrize("case", VALIDATION, ids=_ids(VALIDATION))
+def test_argument_validation_matches_pi(case: dict[str, Any], shared_tree: Path) -> None:
+    check(case, run_case(case, shared_tree), shared_tree)

@@ -550,12 +550,52 @@ def ls_cases() -> list[dict[str, Any]]:
     return c
 
 
+def validation_cases() -> list[dict[str, Any]]:
+    """Seeded random arguments for pi-ai's coercion and error texts (cwd is a missing directory, so
+    nothing is executed for real; an execute-stage error shows the coerced values)."""
+    import random
+
+    rnd = random.Random(20260904)
+    atoms: list[Any] = ["2", " 3 ", "0x1f", "1e3", "abc", "", "true", "FALSE", "2n", "Infinity", "-1", "1.5", "0", "1",
+                        "null", "0b11", "+5", ".5", "5.", 0, 1, 2, -1, 1.5, 100, 1e21, True, False, None]
+
+    def val(depth: int = 0) -> Any:
+        r = rnd.random()
+        if r < 0.62:
+            return rnd.choice(atoms)
+        if r < 0.8 and depth < 2:
+            return [val(depth + 1) for _ in range(rnd.randint(0, 2))]
+        if depth < 2:
+            return {rnd.choice(["oldText", "newText", "x", "path"]): val(depth + 1) for _ in range(rnd.randint(0, 2))}
+        return "s"
+
+    keys = {
+        "read": ["path", "offset", "limit"],
+        "grep": ["pattern", "path", "glob", "ignoreCase", "literal", "context", "limit"],
+        "ls": ["path", "limit"],
+        "edit": ["path", "edits", "oldText", "newText"],
+    }
+    out: list[dict[str, Any]] = []
+    for i in range(80):
+        name = rnd.choice(list(keys))
+        params: Any
+        if i % 20 == 0:
+            params = val()
+        else:
+            params = {k: val() for k in keys[name] if rnd.random() < 0.6}
+            if name == "edit" and rnd.random() < 0.5:
+                params["edits"] = [{"oldText": val(), "newText": val()} for _ in range(rnd.randint(0, 2))]
+        out.append({"name": f"validation {i}: {name}", "tool": name, "params": params, "ctx": {"cwd": "<CWD>/missing-dir"}})
+    return out
+
+
 GROUPS = {
     "read": read_cases,
     "bash": bash_cases,
     "edit_write": lambda: edit_cases() + write_cases(),
     "grep": grep_cases,
     "ls": ls_cases,
+    "validation": validation_cases,
 }
 
 

@@ -34,6 +34,8 @@ from pi_nb.resources import *  # noqa: F403
 from pi_nb import compaction as _compaction
 from pi_nb.compaction import *  # noqa: F403
 # --- tools (pi_nb/tools/) ---
+from pi_nb import tools as _tools
+from pi_nb.tools import *  # noqa: F403
 # --- providers / agent ---
 from pi_nb import providers as _providers
 from pi_nb.providers import *  # noqa: F403
@@ -53,5 +55,6 @@ __all__ = sorted(
         *_agent.__all__,
         *_resources.__all__,
         *_compaction.__all__,
+        *_tools.__all__,
     ]
 )

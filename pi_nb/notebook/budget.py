@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pi_nb._js import js_stringify, js_to_fixed
 from pi_nb.errors import NotebookError
+from pi_nb.session.context import session_entry_to_context_messages
 from pi_nb.tokens import (
     DEFAULT_ENCODING,
     ContextTokenEstimate,
@@ -215,6 +216,10 @@ class BudgetInput:
         compacted_since_last_usage: a compaction happened and no usable response came after it;
             Pi then reports the context size as unknown.
         encoding: the tiktoken encoding for the per-category counts.
+        compaction_kept_messages: when ``messages`` start with a compaction summary, how many of
+            the following messages the compaction kept from before it (the rest came after it).
+            Pi's cut walk needs the summary at its place in the path; ``None`` infers the count
+            from the timestamps (:func:`budget_input_from_session` counts it exactly).
     """
 
     messages: Sequence[Mapping[str, Any]]
@@ -228,6 +233,7 @@ class BudgetInput:
     last_usage: Mapping[str, Any] | None = None
     compacted_since_last_usage: bool = False
     encoding: str = DEFAULT_ENCODING
+    compaction_kept_messages: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("context_window", "reserve_tokens", "keep_recent_tokens"):
@@ -275,12 +281,15 @@ class BudgetCategory:
 
 @dataclass(frozen=True)
 class KeepRecentWindow:
-    """The newest messages a compaction now would keep verbatim (Pi's ``findCutPoint`` rule).
+    """The newest messages a compaction now would keep verbatim (Pi's ``prepareCompaction`` cut).
 
-    ``start_index`` indexes the budget's messages (``len(messages)`` when there are none to
-    keep); ``estimate_tokens`` is Pi's chars/4 sum over them, ``tokens`` the tiktoken sum.
-    ``reached`` is false when the whole conversation fits in ``keep_recent_tokens`` (Pi then
-    keeps everything from the first cut point on).
+    ``start_index`` is the index, in the budget's messages, of the message of Pi's first kept
+    entry (``len(messages)`` when there is nothing to keep); the window is that message and all
+    after it, plus - when the cut falls among the messages an earlier compaction kept - that
+    compaction's summary (``includes_previous_summary``: Pi keeps the old compaction entry, and
+    its summary stays in context). ``estimate_tokens`` is Pi's chars/4 sum over the window,
+    ``tokens`` the tiktoken sum. ``reached`` is false when the whole conversation fits in
+    ``keep_recent_tokens`` (Pi then keeps everything from the first cut point on).
     """
 
     start_index: int
@@ -288,6 +297,7 @@ class KeepRecentWindow:
     estimate_tokens: int
     tokens: int
     reached: bool
+    includes_previous_summary: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -296,6 +306,7 @@ class KeepRecentWindow:
             "estimateTokens": self.estimate_tokens,
             "tokens": self.tokens,
             "reached": self.reached,
+            "includesPreviousSummary": self.includes_previous_summary,
         }
 
 
@@ -583,7 +594,9 @@ class BudgetTracker:
             level=context_level(percent),
             unknown=unknown,
             should_compact=should,
-            keep_recent=_keep_recent(inp.messages, counts, inp.keep_recent_tokens),
+            keep_recent=_keep_recent(
+                inp.messages, counts, inp.keep_recent_tokens, inp.compaction_kept_messages
+            ),
             message_count=len(inp.messages),
             system_prompt_known=known,
         )
@@ -612,35 +625,94 @@ def _estimate_from_counts(
     return ContextTokenEstimate(estimated, 0, estimated, None)
 
 
+def _kept_before_compaction(messages: Sequence[Mapping[str, Any]]) -> int:
+    """How many messages after a leading compaction summary come from before the compaction.
+
+    Used when the caller did not say: the kept messages were all created before the compaction,
+    so they are the leading run whose timestamps are not later than the summary's.
+    """
+    ts = messages[0].get("timestamp")
+    if not isinstance(ts, (int, float)):
+        return 0
+    k = 0
+    for m in messages[1:]:
+        t = m.get("timestamp")
+        if not isinstance(t, (int, float)) or t > ts:
+            break
+        k += 1
+    return k
+
+
 def _keep_recent(
-    messages: Sequence[Mapping[str, Any]], counts: Sequence[_Counted], keep_recent_tokens: int
+    messages: Sequence[Mapping[str, Any]],
+    counts: Sequence[_Counted],
+    keep_recent_tokens: int,
+    kept_before: int | None,
 ) -> KeepRecentWindow:
-    """Pi's ``findCutPoint`` walk over the context messages (one message per entry)."""
+    """Pi's ``prepareCompaction`` cut over the context messages.
+
+    Pi walks the *path* entries from the previous compaction's first kept entry: the kept
+    messages, then the compaction entry itself (its summary counts tokens but is never a cut
+    point), then what came after. The context lists the summary first, so the walk uses that
+    path order.
+    """
     n = len(messages)
-    cut_points = [i for i, m in enumerate(messages) if m.get("role") in _CUT_POINT_ROLES]
+    summary_at = -1  # position of a leading compaction summary in path order
+    if n and messages[0].get("role") == "compactionSummary":
+        summary_at = (
+            _kept_before_compaction(messages) if kept_before is None else max(0, min(kept_before, n - 1))
+        )
+        order = [*range(1, 1 + summary_at), 0, *range(1 + summary_at, n)]
+    else:
+        order = list(range(n))
+    cut_points = [p for p, i in enumerate(order) if messages[i].get("role") in _CUT_POINT_ROLES]
     if not cut_points:
         return KeepRecentWindow(n, 0, 0, 0, False)
     cut = cut_points[0]
     reached = False
     accumulated = 0
-    for i in range(n - 1, -1, -1):
-        est = counts[i].estimate
+    for p in range(n - 1, -1, -1):
+        est = counts[order[p]].estimate
         if est == 0:
             continue
         accumulated += est
         if accumulated >= keep_recent_tokens:
             reached = True
-            j = bisect_left(cut_points, i)
+            j = bisect_left(cut_points, p)
             if j < len(cut_points):
                 cut = cut_points[j]
             break
-    kept = counts[cut:]
-    return KeepRecentWindow(cut, n - cut, sum(c.estimate for c in kept), sum(c.tokens for c in kept), reached)
+    kept = [counts[i] for i in order[cut:]]
+    return KeepRecentWindow(
+        order[cut],
+        len(kept),
+        sum(c.estimate for c in kept),
+        sum(c.tokens for c in kept),
+        reached,
+        cut < summary_at,
+    )
 
 
 def compute_budget(inp: BudgetInput) -> TokenBudget:
     """The token budget of ``inp`` (a fresh :class:`BudgetTracker`; keep one for live updates)."""
     return BudgetTracker(inp.encoding).compute(inp)
+
+
+def _kept_message_count(
+    branch: Sequence[Mapping[str, Any]], context_entries: Sequence[Mapping[str, Any]]
+) -> int | None:
+    """Messages of the context entries that precede the leading compaction on the path."""
+    if not context_entries or context_entries[0].get("type") != "compaction":
+        return None
+    position = {id(e): i for i, e in enumerate(branch)}
+    at = position.get(id(context_entries[0]))
+    if at is None:
+        return None
+    return sum(
+        len(session_entry_to_context_messages(e))
+        for e in context_entries[1:]
+        if position.get(id(e), at + 1) < at
+    )
 
 
 def budget_input_from_session(
@@ -665,6 +737,7 @@ def budget_input_from_session(
     branch = session_manager.get_branch()
     messages = session_manager.build_session_context().messages
     return BudgetInput(
+        compaction_kept_messages=_kept_message_count(branch, session_manager.build_context_entries()),
         messages=messages,
         context_window=model_context_window,
         system_prompt=system_prompt,

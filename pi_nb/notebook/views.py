@@ -1348,12 +1348,14 @@ def truncation_report(
     tool_call: Mapping[str, Any] | None = None,
     cwd: str | None = None,
     mode: Literal["head", "tail"] | None = None,
+    base_dir: str | None = None,
 ) -> TruncationReport:
     """A :class:`TruncationReport` for a stored ``toolResult`` message (or its session entry).
 
     The full output comes from ``full_text`` if given, else from ``details.fullOutputPath`` when
-    that file still exists (bash), else - for a ``read`` result with ``tool_call`` and ``cwd`` -
-    from re-reading the file (it may have changed since; ``matches`` tells).
+    that file still exists (bash; a relative path is taken from ``base_dir``), else - for a
+    ``read`` result with ``tool_call`` and ``cwd`` - from re-reading the file (it may have
+    changed since; ``matches`` tells).
     """
     msg = tool_result.get("message") if tool_result.get("type") == "message" else tool_result
     if not isinstance(msg, Mapping) or msg.get("role") != "toolResult":
@@ -1384,9 +1386,12 @@ def truncation_report(
         text, source = full_text.decode("utf-8", "replace"), "given"
     else:
         text, source = full_text, "given" if full_text is not None else None
-    exists = bool(path and os.path.isfile(path))
-    if text is None and path and exists:
-        text = _read_full_output(path)
+    resolved = path
+    if path and base_dir is not None and not os.path.isabs(path):
+        resolved = os.path.join(base_dir, path)
+    exists = bool(resolved and os.path.isfile(resolved))
+    if text is None and resolved and exists:
+        text = _read_full_output(resolved)
         source = "fullOutputPath" if text is not None else None
     if text is None and tool_name == "read" and args is not None and cwd is not None:
         text = _read_tool_text(args, cwd)

@@ -612,11 +612,12 @@ def tool_result_truncation(
     full_text: str | bytes | None = None,
     tool_call: Mapping[str, Any] | None = None,
     cwd: str | None = None,
+    base_dir: str | None = None,
     context_lines: int = 6,
 ) -> TruncationView:
     """The truncation boundary of a stored tool result (see
     :func:`~pi_nb.notebook.views.truncation_report`)."""
     return TruncationView(
-        truncation_report(tool_result, full_text=full_text, tool_call=tool_call, cwd=cwd),
+        truncation_report(tool_result, full_text=full_text, tool_call=tool_call, cwd=cwd, base_dir=base_dir),
         context_lines=context_lines,
     )

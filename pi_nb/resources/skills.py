@@ -56,9 +56,9 @@ from pi_nb.resources.paths import (
 )
 
 __all__ = [
-    "LoadSkillsResult",
     "MAX_SKILL_DESCRIPTION_LENGTH",
     "MAX_SKILL_NAME_LENGTH",
+    "LoadSkillsResult",
     "ResourceCollision",
     "ResourceDiagnostic",
     "Skill",

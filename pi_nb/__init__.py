@@ -30,6 +30,8 @@ from pi_nb.session import *  # noqa: F403
 from pi_nb import resources as _resources
 from pi_nb.resources import *  # noqa: F403
 # --- system prompt (pi_nb/system_prompt.py) ---
+from pi_nb import system_prompt as _system_prompt
+from pi_nb.system_prompt import *  # noqa: F403
 # --- compaction (pi_nb/compaction/) ---
 from pi_nb import compaction as _compaction
 from pi_nb.compaction import *  # noqa: F403
@@ -54,6 +56,7 @@ __all__ = sorted(
         *_providers.__all__,
         *_agent.__all__,
         *_resources.__all__,
+        *_system_prompt.__all__,
         *_compaction.__all__,
         *_tools.__all__,
     ]

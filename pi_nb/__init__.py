@@ -61,3 +61,10 @@ __all__ = sorted(
         *_tools.__all__,
     ]
 )
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext pi_nb``: registers the ``%%pi`` / ``%pi`` magics (the notebook layer loads only now)."""
+    from pi_nb.notebook.magics import load_ipython_extension as _load
+
+    _load(ipython)

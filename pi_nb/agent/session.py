@@ -44,7 +44,7 @@ from pi_nb.compaction import (
 )
 from pi_nb.errors import AgentError
 from pi_nb.messages import convert_to_llm, js_date_ms
-from pi_nb.providers.base import Model, now_ms
+from pi_nb.providers.base import Context, Model, ToolSchema, now_ms
 from pi_nb.resources.loader import ResourceLoader
 from pi_nb.resources.settings import SettingsManager
 from pi_nb.session.context import get_latest_compaction_entry
@@ -703,6 +703,16 @@ class AgentSession:
         return outcome
 
     # -- measurements (cost no tokens) -----------------------------------------------------------------
+    async def build_request_context(self) -> Context:
+        """The request the next model call would send now: ``context`` hooks, then ``convert_to_llm``,
+        the system prompt and the active tools' schemas (nothing is sent)."""
+        messages = await self._transform_context(list(self.agent.state.messages), None)
+        tools: list[ToolSchema] = [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in self.agent.state.tools
+        ]
+        return Context(self.agent.state.system_prompt, self._convert_to_llm(messages), tools)
+
     def get_context_usage(self) -> dict[str, Any]:
         """Pi's ``getContextUsage``: tokens of the current context against the window (estimate + usage)."""
         estimate = estimate_context_tokens(self.agent.state.messages)

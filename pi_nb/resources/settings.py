@@ -246,7 +246,8 @@ class SettingsManager:
         self._project_load_error = project_load_error
         self._errors: list[SettingsErrorRecord] = list(initial_errors or [])
         self._modified: dict[SettingsScope, dict[str, set[str] | None]] = {"global": {}, "project": {}}
-        self._settings: Settings = deep_merge_settings(self._global, self._project)
+        self._overrides: Settings = {}
+        self._settings: Settings = self._merged()
 
     # --- construction
 
@@ -327,14 +328,14 @@ class SettingsManager:
         if not trusted:
             self._project = {}
             self._project_load_error = None
-            self._settings = deep_merge_settings(self._global, self._project)
+            self._settings = self._merged()
             return
         project, error = _try_load(self._storage, "project", trusted)
         self._project = project
         self._project_load_error = error
         if error is not None:
             self._record_error("project", error)
-        self._settings = deep_merge_settings(self._global, self._project)
+        self._settings = self._merged()
 
     def reload(self) -> None:
         """Re-read both files (the project one only when trusted). A file that fails to load keeps
@@ -354,11 +355,19 @@ class SettingsManager:
         else:
             self._project_load_error = project_error
             self._record_error("project", project_error)
-        self._settings = deep_merge_settings(self._global, self._project)
+        self._settings = self._merged()
 
     def apply_overrides(self, overrides: Mapping[str, Any]) -> None:
-        """Merge *overrides* over the current merged settings, in memory only (Pi's CLI flags)."""
-        self._settings = deep_merge_settings(self._settings, overrides)
+        """Merge *overrides* over the current merged settings, in memory only (Pi's CLI flags).
+
+        They stay in force across :meth:`reload` and trust changes (a reload re-reads the files and
+        merges the overrides again), as Pi's CLI flags do for the whole run."""
+        self._overrides = deep_merge_settings(self._overrides, overrides)
+        self._settings = self._merged()
+
+    def _merged(self) -> Settings:
+        merged = deep_merge_settings(self._global, self._project)
+        return deep_merge_settings(merged, self._overrides) if self._overrides else merged
 
     def flush(self) -> None:
         """Writes are synchronous in pi_nb; kept for Pi's API shape."""
@@ -414,7 +423,7 @@ class SettingsManager:
             self._record_error(scope, error)
 
     def _save_global(self) -> None:
-        self._settings = deep_merge_settings(self._global, self._project)
+        self._settings = self._merged()
         if self._global_load_error is not None:
             return
         self._persist("global", copy.deepcopy(self._global))
@@ -429,7 +438,7 @@ class SettingsManager:
         project[field] = value
         self._mark("project", field)
         self._project = project
-        self._settings = deep_merge_settings(self._global, self._project)
+        self._settings = self._merged()
         if self._project_load_error is not None:
             return
         self._persist("project", copy.deepcopy(self._project))

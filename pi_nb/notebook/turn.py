@@ -1,0 +1,348 @@
+"""How one agent turn looks in a cell: streamed live, then kept as static HTML + text.
+
+``TurnView`` is fed the AgentSession's events (``message_*``, ``tool_execution_*``,
+``compaction_*``) and renders the user prompt, the assistant's text, thinking folded in
+``<details>``, each tool call as a line that becomes its result (with a truncation badge when Pi
+cut the output), compactions, and the usage. ``TurnView.from_messages`` renders a recorded turn
+from the session (``%pi replay``) without calling the model. ``TurnResult`` is what a ``%%pi`` cell
+returns (``Out[n]``): the turn's messages, usage and entry ids, with a one-line repr.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_nb.truncation import format_size
+
+__all__ = ["TurnResult", "TurnView"]
+
+_FONT = "font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px;line-height:1.45"
+_MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _text_of(content: Any, kind: str = "text") -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(b.get(kind, "") for b in content or [] if b.get("type") == kind)
+
+
+def _args_preview(name: str, args: Mapping[str, Any]) -> str:
+    if name == "bash":
+        return str(args.get("command", ""))
+    if name in ("read", "write", "edit", "ls") and "path" in args:
+        extra = ""
+        if name == "read" and (args.get("offset") or args.get("limit")):
+            extra = f" (offset={args.get('offset', 1)}, limit={args.get('limit', '∞')})"
+        return str(args["path"]) + extra
+    if name == "grep":
+        return f"{args.get('pattern', '')!r} in {args.get('path', '.')}"
+    return json.dumps(dict(args), ensure_ascii=False)[:200]
+
+
+def _truncation_badge(details: Any) -> str | None:
+    if not isinstance(details, Mapping):
+        return None
+    t = details.get("truncation")
+    if not isinstance(t, Mapping) or not t.get("truncated"):
+        return None
+    by = t.get("truncatedBy")
+    kept = f"{t.get('outputLines')}/{t.get('totalLines')} lines, {format_size(int(t.get('outputBytes') or 0))}/{format_size(int(t.get('totalBytes') or 0))}"
+    where = " (partial last line)" if t.get("lastLinePartial") else ""
+    if t.get("firstLineExceedsLimit"):
+        where = " (first line over the limit)"
+    return f"truncated by {by}: kept {kept}{where}"
+
+
+@dataclass
+class _Tool:
+    call_id: str
+    name: str
+    args: Mapping[str, Any]
+    status: str = "running"
+    result_text: str = ""
+    badge: str | None = None
+    full_output: str | None = None
+
+
+@dataclass
+class TurnView:
+    """A turn being streamed (or replayed), rendered as HTML and text."""
+
+    prompt: str = ""
+    model: str = ""
+    items: list[Any] = field(default_factory=list)
+    usage: dict[str, int] = field(
+        default_factory=lambda: {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    )
+    status: str = "running"
+    notes: list[str] = field(default_factory=list)
+    context_window: int | None = None
+    last_context_tokens: int | None = None
+    dirty: bool = True
+
+    # -- feeding ---------------------------------------------------------------------------------
+    def feed(self, event: Mapping[str, Any]) -> None:
+        kind = event.get("type")
+        self.dirty = True
+        if kind in ("message_start", "message_update", "message_end"):
+            msg = event["message"]
+            role = msg.get("role")
+            if role == "assistant":
+                self._set_assistant(msg, final=kind == "message_end")
+            elif role == "user" and kind == "message_end" and not self.prompt:
+                self.prompt = _text_of(msg.get("content"))
+            elif role == "custom" and kind == "message_end":
+                self.items.append(("custom", _text_of(msg.get("content")), msg.get("customType")))
+        elif kind == "tool_execution_start":
+            self.items.append(_Tool(event["toolCallId"], event["toolName"], event.get("args") or {}))
+        elif kind == "tool_execution_update":
+            tool = self._tool(event["toolCallId"])
+            if tool is not None:
+                partial = event.get("partialResult")
+                content = (
+                    partial.get("content")
+                    if isinstance(partial, Mapping)
+                    else getattr(partial, "content", None)
+                )
+                tool.result_text = _text_of(content)
+        elif kind == "tool_execution_end":
+            tool = self._tool(event["toolCallId"])
+            if tool is not None:
+                result = event.get("result") or {}
+                tool.status = "error" if event.get("isError") else "ok"
+                tool.result_text = _text_of(result.get("content"))
+                tool.badge = _truncation_badge(result.get("details"))
+                details = result.get("details")
+                if isinstance(details, Mapping) and details.get("fullOutputPath"):
+                    tool.full_output = str(details["fullOutputPath"])
+        elif kind == "compaction_start":
+            self.items.append(("compaction", f"compacting ({event.get('reason')})…", None))
+        elif kind == "compaction_end":
+            res = event.get("result")
+            if event.get("errorMessage"):
+                text = f"compaction ({event.get('reason')}) failed: {event['errorMessage']}"
+            elif event.get("aborted"):
+                text = f"compaction ({event.get('reason')}) cancelled"
+            elif res:
+                text = (
+                    f"compacted ({event.get('reason')}): {res.get('tokensBefore')} tokens before → "
+                    f"~{res.get('estimatedTokensAfter')} after; kept from entry {res.get('firstKeptEntryId')}"
+                    + ("; retrying the turn" if event.get("willRetry") else "")
+                )
+            else:
+                text = f"compaction ({event.get('reason')}) ended"
+            for i in range(len(self.items) - 1, -1, -1):
+                if (
+                    isinstance(self.items[i], tuple)
+                    and self.items[i][0] == "compaction"
+                    and self.items[i][1].endswith("…")
+                ):
+                    self.items[i] = ("compaction", text, None)
+                    break
+            else:
+                self.items.append(("compaction", text, None))
+
+    def _tool(self, call_id: str) -> _Tool | None:
+        return next((t for t in self.items if isinstance(t, _Tool) and t.call_id == call_id), None)
+
+    def _set_assistant(self, msg: Mapping[str, Any], *, final: bool) -> None:
+        ts = msg.get("timestamp")
+        entry = {
+            "ts": ts,
+            "text": _text_of(msg.get("content")),
+            "thinking": _text_of(msg.get("content"), "thinking"),
+            "error": msg.get("errorMessage"),
+            "stop": msg.get("stopReason"),
+        }
+        if self.items and isinstance(self.items[-1], dict) and self.items[-1].get("ts") == ts:
+            self.items[-1] = entry
+        else:
+            self.items.append(entry)
+        if final:
+            self.model = str(msg.get("model") or self.model)
+            usage = msg.get("usage") or {}
+            for k in self.usage:
+                self.usage[k] += int(usage.get(k) or 0)
+            total = int(usage.get("totalTokens") or 0) or sum(int(usage.get(k) or 0) for k in self.usage)
+            if total and msg.get("stopReason") not in ("error", "aborted"):
+                self.last_context_tokens = total
+
+    @classmethod
+    def from_messages(cls, messages: Sequence[Mapping[str, Any]], *, model: str = "") -> TurnView:
+        """A recorded turn (user message, assistants, tool results) as a finished view."""
+        view = cls(model=model, status="replayed")
+        calls: dict[str, _Tool] = {}
+        for msg in messages:
+            role = msg.get("role")
+            if role == "user" and not view.prompt:
+                view.prompt = _text_of(msg.get("content"))
+            elif role == "assistant":
+                view._set_assistant(msg, final=True)
+                for block in msg.get("content") or []:
+                    if block.get("type") == "toolCall":
+                        tool = _Tool(block.get("id", ""), block.get("name", ""), block.get("arguments") or {})
+                        calls[tool.call_id] = tool
+                        view.items.append(tool)
+            elif role == "toolResult":
+                tool = calls.get(msg.get("toolCallId", ""))
+                if tool is not None:
+                    tool.status = "error" if msg.get("isError") else "ok"
+                    tool.result_text = _text_of(msg.get("content"))
+                    tool.badge = _truncation_badge(msg.get("details"))
+        return view
+
+    # -- rendering --------------------------------------------------------------------------------
+    def to_text(self) -> str:
+        lines = [f"» {self.prompt}"] if self.prompt else []
+        for item in self.items:
+            if isinstance(item, _Tool):
+                mark = {"running": "…", "ok": "✓", "error": "✗"}[item.status]
+                lines.append(
+                    f"  {mark} {item.name} {_args_preview(item.name, item.args)}"
+                    + (f"  [{item.badge}]" if item.badge else "")
+                )
+            elif isinstance(item, dict):
+                if item["thinking"]:
+                    lines.append(f"  (thinking: {len(item['thinking'])} chars)")
+                if item["text"]:
+                    lines.append(item["text"])
+                if item["error"]:
+                    lines.append(f"  ! {item['stop']}: {item['error']}")
+            else:
+                lines.append(f"  ⟲ {item[1]}" if item[0] == "compaction" else f"  [{item[2]}] {item[1]}")
+        lines.append(self._footer())
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+    def _footer(self) -> str:
+        u = self.usage
+        parts = [f"{self.status}", f"model {self.model or '?'}", f"in {u['input']:,} · out {u['output']:,}"]
+        if u["cacheRead"] or u["cacheWrite"]:
+            parts.append(f"cache r {u['cacheRead']:,} / w {u['cacheWrite']:,}")
+        if self.context_window and self.last_context_tokens:
+            parts.append(
+                f"context {self.last_context_tokens:,}/{self.context_window:,} ({self.last_context_tokens / self.context_window:.0%})"
+            )
+        return " · ".join(parts)
+
+    def to_html(self) -> str:
+        out = [
+            f'<div class="pi-nb-turn" style="{_FONT};border-left:3px solid #2563eb;padding:4px 10px;margin:4px 0">'
+        ]
+        if self.prompt:
+            out.append(
+                f'<div style="color:#1e3a8a;white-space:pre-wrap"><b>»</b> {_esc(self.prompt[:2000])}{"…" if len(self.prompt) > 2000 else ""}</div>'
+            )
+        for item in self.items:
+            if isinstance(item, _Tool):
+                color = {"running": "#64748b", "ok": "#15803d", "error": "#dc2626"}[item.status]
+                mark = {"running": "⋯", "ok": "✓", "error": "✗"}[item.status]
+                badge = (
+                    f' <span style="background:#fef3c7;color:#92400e;border-radius:4px;padding:0 4px;font-size:11px">{_esc(item.badge)}</span>'
+                    if item.badge
+                    else ""
+                )
+                full = (
+                    f'<div style="color:#64748b;font-size:11px">full output: <code>{_esc(item.full_output)}</code></div>'
+                    if item.full_output
+                    else ""
+                )
+                preview = (
+                    item.result_text
+                    if len(item.result_text) <= 4000
+                    else item.result_text[:2000] + "\n…\n" + item.result_text[-1500:]
+                )
+                out.append(
+                    f'<details style="margin:2px 0"><summary style="{_MONO};color:{color}">{mark} <b>{_esc(item.name)}</b> {_esc(_args_preview(item.name, item.args))}{badge}</summary>'
+                    f'<pre style="{_MONO};background:#f8fafc;padding:6px;max-height:300px;overflow:auto;white-space:pre-wrap">{_esc(preview)}</pre>{full}</details>'
+                )
+            elif isinstance(item, dict):
+                if item["thinking"]:
+                    out.append(
+                        f'<details><summary style="color:#64748b">thinking</summary><div style="white-space:pre-wrap;color:#64748b">{_esc(item["thinking"])}</div></details>'
+                    )
+                if item["text"]:
+                    out.append(f'<div style="white-space:pre-wrap;margin:4px 0">{_esc(item["text"])}</div>')
+                if item["error"]:
+                    out.append(
+                        f'<div style="color:#dc2626">{_esc(item["stop"])}: {_esc(item["error"])}</div>'
+                    )
+            elif item[0] == "compaction":
+                out.append(f'<div style="color:#b45309">⟲ {_esc(item[1])}</div>')
+            else:
+                out.append(f'<div style="color:#6d28d9">[{_esc(item[2])}] {_esc(item[1])}</div>')
+        out.append(f'<div style="color:#64748b;font-size:11px;margin-top:4px">{_esc(self._footer())}</div>')
+        out.extend(f'<div style="color:#92400e;font-size:11px">{_esc(n)}</div>' for n in self.notes)
+        out.append("</div>")
+        self.dirty = False
+        return "".join(out)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": self.to_text(), "text/html": self.to_html()}
+
+
+@dataclass
+class TurnResult:
+    """What ``%%pi`` returns: the turn's messages, usage and entry ids (a compact one-line repr)."""
+
+    session_id: str
+    session_file: str | None
+    model: str
+    messages: list[dict[str, Any]]
+    entry_ids: list[str]
+    usage: dict[str, int]
+    compactions: list[dict[str, Any]] = field(default_factory=list)
+    interrupted: bool = False
+
+    @property
+    def text(self) -> str:
+        for msg in reversed(self.messages):
+            if msg.get("role") == "assistant":
+                return _text_of(msg.get("content"))
+        return ""
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "pi_nb": {
+                "sessionId": self.session_id,
+                "sessionFile": self.session_file,
+                "entryIds": list(self.entry_ids),
+                "model": self.model,
+                "usage": dict(self.usage),
+                "compactions": len(self.compactions),
+                "interrupted": self.interrupted,
+            }
+        }
+
+    def _summary(self) -> str:
+        u = self.usage
+        bits = [
+            f"{len(self.messages)} messages",
+            f"{u.get('input', 0):,} in / {u.get('output', 0):,} out tokens",
+            f"entries {self.entry_ids[0]}…{self.entry_ids[-1]}" if self.entry_ids else "no entries",
+        ]
+        if self.compactions:
+            bits.append(f"{len(self.compactions)} compaction(s)")
+        if self.interrupted:
+            bits.append("interrupted")
+        return f"<pi turn: {', '.join(bits)}; session {self.session_id[:8]}>"
+
+    def __repr__(self) -> str:
+        return self._summary()
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        data = {
+            "text/plain": self._summary(),
+            "text/html": f'<code style="color:#64748b">{_esc(self._summary())}</code>',
+        }
+        return data, self.metadata()

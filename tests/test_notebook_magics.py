@@ -1,0 +1,173 @@
+"""%%pi and %pi in a real IPython InteractiveShell, on the offline model (no network, no key)."""
+
+from __future__ import annotations
+
+import _thread
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from pi_nb.notebook.magics import PiMagics
+from pi_nb.notebook.turn import TurnResult
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("first line\nsecond line\n")
+    (project / "big.txt").write_text("".join(f"line {i}\n" for i in range(1, 3001)))
+    monkeypatch.chdir(project)
+    sh = InteractiveShell.instance()
+    magics = PiMagics(sh)
+    sh.register_magics(magics)
+    sh.user_ns["_pi_magics"] = magics
+    yield sh
+    magics.session = None
+    sh.config.pop("PiMagics", None)  # %config in one test must not leak into the next
+
+
+def test_load_ext_registers_the_magics() -> None:
+    sh = InteractiveShell.instance()
+    sh.run_line_magic("load_ext", "pi_nb")
+    assert "pi" in sh.magics_manager.magics["cell"] and "pi" in sh.magics_manager.magics["line"]
+
+
+def test_cell_runs_a_turn_and_returns_a_result(shell: Any, tmp_path: Path) -> None:
+    result = shell.run_cell_magic("pi", "", "read notes.txt and run `echo hello`")
+    assert isinstance(result, TurnResult)
+    assert "first line" in result.text and "hello" in result.text
+    assert len(result.entry_ids) == 6  # user, assistant+read, result, assistant+bash, result, answer
+    assert result.usage["input"] > 0
+    meta = result.metadata()["pi_nb"]
+    assert meta["sessionId"] == result.session_id and meta["entryIds"] == result.entry_ids
+    # the session is a file in Pi's layout under $PI_CODING_AGENT_DIR
+    path = Path(result.session_file)
+    assert (
+        path.parent.parent == tmp_path / "agent" / "sessions"
+        and path.parent.name.startswith("--")
+        and path.exists()
+    )
+    # the next cell continues the same session
+    second = shell.run_cell_magic("pi", "", "read big.txt")
+    assert second.session_id == result.session_id
+    assert "truncated" not in second.text or "2000" in second.text
+
+
+def test_options_and_notebook_context(shell: Any) -> None:
+    shell.user_ns["secret_number"] = 42
+    r = shell.run_cell_magic("pi", "--no-tools --vars secret_number --context-window 50000", "what is it?")
+    assert r.text  # offline model answers
+    magics = shell.user_ns["_pi_magics"]
+    assert magics.session.get_active_tool_names() == []
+    assert magics.session.model.context_window == 50000
+    sent = magics.session.messages[0]["content"][0]["text"]
+    assert '<variable name="secret_number">\n42\n</variable>' in sent
+    shell.user_ns["fname"] = "notes.txt"
+    r2 = shell.run_cell_magic("pi", "--interpolate --tools read", "read {fname}")
+    assert "first line" in r2.text
+    with pytest.raises(UsageError):
+        shell.run_cell_magic("pi", "--vars missing_var", "x")
+    with pytest.raises(UsageError):
+        shell.run_cell_magic("pi", "", "   ")
+    with pytest.raises(UsageError):
+        shell.run_cell_magic("pi", "--bogus-flag", "x")
+
+
+def test_line_commands(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    shell.run_cell_magic("pi", "", "read notes.txt")
+    magics = shell.user_ns["_pi_magics"]
+    status = shell.run_line_magic("pi", "status")
+    assert "model pi_nb/offline" in status and "entries" in status
+    settings = shell.run_line_magic("pi", "settings reserveTokens=1000 keepRecentTokens=100")
+    assert settings["compaction"]["reserveTokens"] == 1000
+    assert "context_window=8000" in shell.run_line_magic("pi", "model --context-window 8000")
+    ctx = shell.run_line_magic("pi", "context")
+    assert "system prompt" in ctx.to_text() and ctx.total_tokens > 0
+    budget = shell.run_line_magic("pi", "budget")
+    assert (
+        "8,000" in budget._repr_mimebundle_()["text/plain"]
+        or "8000" in budget._repr_mimebundle_()["text/plain"]
+    )
+    tree = shell.run_line_magic("pi", "tree")
+    assert "text/html" in tree._repr_mimebundle_()
+    entries = shell.run_line_magic("pi", "entries")
+    assert len(entries) == len(magics.session.session_manager.get_entries())
+    first_user = next(e for e in magics.session.session_manager.get_entries() if e["type"] == "message")
+    assert "label" in shell.run_line_magic("pi", f"label {first_user['id']} start")
+    nav = shell.run_line_magic("pi", f"navigate {first_user['id']}")
+    assert nav["editorText"] == "read notes.txt"
+    shell.run_line_magic("pi", "replay all")
+    shell.run_line_magic("pi", "help")
+    assert "%pi navigate" in capsys.readouterr().out
+    with pytest.raises(UsageError):
+        shell.run_line_magic("pi", "frobnicate")
+    with pytest.raises(UsageError):
+        shell.run_line_magic("pi", "settings nonsense=1")
+    with pytest.raises(UsageError):
+        shell.run_line_magic("pi", "navigate")
+
+
+def test_compaction_shows_up_with_a_small_window(shell: Any) -> None:
+    shell.run_line_magic("config", "PiMagics.in_memory = True")
+    magics = shell.user_ns["_pi_magics"]
+    assert magics.in_memory is True  # set through %config
+    magics.context_window = 4000
+    magics.reserve_tokens = 1000
+    magics.keep_recent_tokens = 500
+    shell.run_line_magic("pi", "new")
+    compactions = 0
+    for _ in range(6):
+        r = shell.run_cell_magic("pi", "", "read big.txt lines 1-200 and run `seq 100`")
+        compactions += len(r.compactions)
+    assert compactions >= 1
+    assert any(e["type"] == "compaction" for e in magics.session.session_manager.get_entries())
+    outcome = shell.run_line_magic("pi", "compact focus on numbers")
+    assert "summary" in outcome or "status" in outcome
+
+
+def test_open_recent_and_new(shell: Any, tmp_path: Path) -> None:
+    r = shell.run_cell_magic("pi", "", "read notes.txt")
+    msg = shell.run_line_magic("pi", "new")
+    assert msg.startswith("new session")
+    opened = shell.run_line_magic("pi", f"open {r.session_file}")
+    assert "entries" in opened
+    with pytest.raises(UsageError):
+        shell.run_line_magic("pi", f"open {tmp_path / 'nope.jsonl'}")
+
+
+def test_trust_question_is_answerable(shell: Any, tmp_path: Path) -> None:
+    (Path.cwd() / ".pi").mkdir()
+    (Path.cwd() / ".pi" / "settings.json").write_text('{"compaction": {"reserveTokens": 1234}}')
+    out = shell.run_line_magic("pi", "trust")
+    assert "Trust project folder?" in out
+    r = shell.run_line_magic("pi", "trust once")
+    assert "trusted" in r and "this kernel only" in r
+    shell.run_line_magic("pi", "new")
+    magics = shell.user_ns["_pi_magics"]
+    assert magics.session.settings.get_compaction_settings().reserve_tokens == 1234
+
+
+def test_interrupt_aborts_the_turn_and_keeps_the_session(shell: Any) -> None:
+    magics = shell.user_ns["_pi_magics"]
+    shell.run_line_magic("pi", "new")
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    r = shell.run_cell_magic("pi", "", "run `sleep 20`")
+    timer.cancel()
+    assert r.interrupted
+    from pi_nb.session import SessionManager
+
+    reopened = SessionManager.open(magics.session.session_file) if magics.session.session_file else None
+    if reopened is not None:
+        assert reopened.get_entries()
+    again = shell.run_cell_magic("pi", "", "run `echo still alive`")
+    assert "still alive" in again.text
+    assert not os.system("true")

@@ -442,3 +442,53 @@ def test_expand_skill_command_errors(tmp_path: Path) -> None:
 
 def test_root_placeholder_is_not_in_real_paths() -> None:
     assert ROOT not in str(FIXTURES)
+
+
+# ---------------------------------------------------------------------------------------------
+# Live differential check (only with ../shared/pi-oracle installed; the golden file covers CI)
+# ---------------------------------------------------------------------------------------------
+
+
+def _oracle_available() -> bool:
+    import sys
+
+    sys.path.insert(0, str(HERE.parents[1] / "shared" / "pi-oracle"))
+    sys.path.insert(0, str(HERE.parent / "shared" / "pi-oracle"))
+    try:
+        from oracle_client import oracle_available
+    except ImportError:
+        return False
+    return bool(oracle_available())
+
+
+@pytest.mark.oracle
+@pytest.mark.skipif(not _oracle_available(), reason="pi-oracle not installed")
+def test_random_trees_against_live_oracle(tmp_path: Path) -> None:
+    import random
+    import sys
+
+    from oracle_client import Oracle
+
+    sys.path.insert(0, str(HERE / "golden"))
+    import make_skills
+
+    with Oracle() as o:
+        for n in range(12):
+            rng = random.Random(777_000 + n)
+            root = os.path.realpath(tmp_path / f"t{n}")
+            spec = make_skills.random_tree(rng)
+            materialize(root, spec)
+            source = rng.choice(["user", "project", "path", "x"])
+            want = o.request("loadSkillsFromDir", {"dir": root, "source": source})
+            got = load_skills_from_dir(root, source).to_dict()
+            assert_same_result(got, want["result"], make_skills.yaml_error_indices(o, want))
+            for _ in range(10):
+                text = make_skills.random_yaml(rng)
+                want_fm = o.request("parseFrontmatter", {"content": text})
+                if want_fm["ok"]:
+                    from test_frontmatter import to_pi_json
+
+                    from pi_nb.resources.frontmatter import parse_frontmatter
+
+                    fm, body = parse_frontmatter(text)
+                    assert {"frontmatter": to_pi_json(fm), "body": body} == want_fm["result"]

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from pi_nb.compaction.cut_points import find_cut_point
+from pi_nb.compaction.cut_points import _context_messages, find_cut_point
 from pi_nb.compaction.serialization import FileOperations, create_file_ops, extract_file_ops_from_message
 from pi_nb.compaction.settings import DEFAULT_COMPACTION_SETTINGS, CompactionSettings
 from pi_nb.errors import CompactionError
 from pi_nb.messages import AgentMessage, _truthy
-from pi_nb.session.context import build_session_context, session_entry_to_context_messages
+from pi_nb.session.context import _context_entries_from_path, build_context_entries
 from pi_nb.tokens import estimate_context_tokens
 
 __all__ = ["CompactionPreparation", "prepare_compaction"]
@@ -69,8 +69,68 @@ def _first_message(entry: Mapping[str, Any]) -> AgentMessage | None:
     """Pi's ``getMessageFromEntryForCompaction``: the entry's first context message (none for a compaction)."""
     if entry.get("type") == "compaction":
         return None
-    messages = session_entry_to_context_messages(entry)
-    return messages[0] if messages else None
+    messages = _context_messages(entry)
+    return cast(AgentMessage, messages[0]) if messages else None
+
+
+def _first_messages(path_entries: Sequence[Mapping[str, Any]], start: int, end: int) -> list[AgentMessage]:
+    """``_first_message`` over ``[start, end)``, with the plain ``message`` entry inlined (hot loop)."""
+    out: list[Any] = []
+    append = out.append
+    for i in range(start, end):
+        entry = path_entries[i]
+        if type(entry) is dict and entry.get("type") == "message":
+            message = entry.get("message")
+            if type(message) is dict and message.get("content") is not None:
+                append(message)
+                continue
+        msg = _first_message(entry)
+        if msg is not None:
+            append(msg)
+    return out
+
+
+def _is_chain(path_entries: Sequence[Mapping[str, Any]]) -> bool:
+    """True when the list already is the root -> last-entry path (unique string ids, each entry's
+    parent is the entry before it, the first has no parent in the list): the parent walk of the
+    projection would return it unchanged."""
+    if not all(type(e) is dict for e in path_entries):
+        return False
+    ids = [e.get("id") for e in path_entries]
+    if not all(type(i) is str and i for i in ids) or len(set(ids)) != len(ids):
+        return False
+    parents = [e.get("parentId") for e in path_entries[1:]]
+    if parents != ids[:-1]:
+        return False
+    first_parent = path_entries[0].get("parentId") if path_entries else None
+    return not (isinstance(first_parent, str) and first_parent in set(ids))
+
+
+def _tokens_before(path_entries: Sequence[Mapping[str, Any]]) -> int:
+    """Pi's ``estimateContextTokens(buildSessionContext(pathEntries).messages).tokens``.
+
+    The estimate only reads the context from its end back to the last assistant message with a
+    usable usage, so only that tail of messages is built (scanning the context entries from the
+    end); for a list that already is a path, the parent walk of the projection is skipped too.
+    Same number as Pi's, without mapping a long path's every entry.
+    """
+    entries: Sequence[Mapping[str, Any]]
+    if _is_chain(path_entries):
+        entries = _context_entries_from_path(list(path_entries))
+    else:
+        entries = build_context_entries(path_entries)
+    tail: list[Mapping[str, Any]] = []
+    for k in range(len(entries) - 1, -1, -1):
+        for message in reversed(_context_messages(entries[k])):
+            tail.append(message)
+            if (
+                message.get("role") == "assistant"
+                and estimate_context_tokens([message]).last_usage_index == 0
+            ):
+                tail.reverse()
+                return estimate_context_tokens(tail).tokens
+    tail.reverse()
+    return estimate_context_tokens(tail).tokens
 
 
 def _add_details_files(file_ops: FileOperations, details: Any) -> None:
@@ -123,7 +183,7 @@ def prepare_compaction(
         )
         boundary_start = found if found >= 0 else prev_index + 1
 
-    tokens_before = estimate_context_tokens(build_session_context(path_entries).messages).tokens
+    tokens_before = _tokens_before(path_entries)
     cut = find_cut_point(path_entries, boundary_start, len(path_entries), s.keep_recent_tokens)
 
     if cut.first_kept_entry_index >= len(path_entries):
@@ -133,11 +193,7 @@ def prepare_compaction(
         return None
 
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
-    to_summarize: list[AgentMessage] = []
-    for i in range(boundary_start, history_end):
-        msg = _first_message(path_entries[i])
-        if msg is not None:
-            to_summarize.append(msg)
+    to_summarize = _first_messages(path_entries, boundary_start, history_end)
     turn_prefix: list[AgentMessage] = []
     if cut.is_split_turn:
         for i in range(cut.turn_start_index, cut.first_kept_entry_index):
@@ -151,7 +207,8 @@ def prepare_compaction(
     if prev is not None and not _truthy(prev.get("fromHook")) and _truthy(prev.get("details")):
         _add_details_files(file_ops, prev.get("details"))
     for msg in to_summarize:
-        extract_file_ops_from_message(msg, file_ops)
+        if msg.get("role") == "assistant":
+            extract_file_ops_from_message(msg, file_ops)
     if cut.is_split_turn:
         for msg in turn_prefix:
             extract_file_ops_from_message(msg, file_ops)

@@ -123,12 +123,12 @@ def extract_file_ops_from_message(message: Mapping[str, Any], file_ops: FileOper
     if not isinstance(content, list):
         return
     for block in content:
-        if not isinstance(block, Mapping) or block.get("type") != "toolCall":
+        if not (type(block) is dict or isinstance(block, Mapping)) or block.get("type") != "toolCall":
             continue
         if "arguments" not in block or "name" not in block:
             continue
         args = block.get("arguments")
-        if not isinstance(args, Mapping):
+        if not (type(args) is dict or isinstance(args, Mapping)):
             continue
         path = args.get("path")
         if not isinstance(path, str) or not path:

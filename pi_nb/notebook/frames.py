@@ -55,6 +55,16 @@ SessionSource = Any
 """A SessionManager, a session file, a directory of session files, or a list of these."""
 
 ERROR_COLUMNS = ("file", "line", "reason")
+ID_COLUMNS = (
+    "session_id",
+    "session_file",
+    "entry_id",
+    "parent_id",
+    "tool_call_id",
+    "call_entry_id",
+    "first_kept_entry_id",
+)
+"""Columns holding ids, as pandas ``string`` dtype (missing = ``<NA>``)."""
 
 TRUNCATION_FIELDS = (
     ("truncated", "truncated"),

@@ -271,7 +271,8 @@ def plot_token_composition(
     ax.set_xlabel("position on the active branch (entry index)")
     ax.set_ylabel(f"tokens ({encoding})")
     ax.set_title(title or "Context composition at each response (system prompt and tools not recorded)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
+    if xs:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
     ax.grid(alpha=0.3)
     return fig
 

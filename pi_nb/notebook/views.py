@@ -1463,6 +1463,8 @@ def truncation_report_for_text(
 
 
 def _lines_window(text: str, *, first: bool, n: int, width: int = 240) -> list[str]:
+    if n <= 0:
+        return []
     lines = text.split("\n")
     pick = lines[:n] if first else lines[-n:]
     return [ln if len(ln) <= width else ln[:width] + f"… (+{len(ln) - width} chars)" for ln in pick]
@@ -1604,7 +1606,7 @@ def render_truncation_html(report: TruncationReport, *, context_lines: int = 6) 
             f"({escape(', '.join(report.mismatches))} differ): the file changed, or the tool post-processed it</li>"
         )
     panes = []
-    if t is not None and t.truncated:
+    if t is not None and t.truncated and context_lines > 0:
         dropped = _dropped_text(report)
         kept_lines = (
             _lines_window(t.content, first=report.mode != "head", n=context_lines)

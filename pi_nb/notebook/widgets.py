@@ -301,7 +301,7 @@ class SessionTreeView(_WidgetView):
         self.page_label = w.HTML()
         self.leaf_button = w.Button(description="go to leaf", layout=w.Layout(width="100px"))
         self.fold_button = w.Button(description="fold / unfold", layout=w.Layout(width="120px"))
-        self.rows = w.Select(options=[], rows=18, layout=w.Layout(width="100%", font_family="monospace"))
+        self.rows = w.Select(options=[], rows=18, layout=w.Layout(width="100%"))
         self.detail = w.HTML()
         self.summary_choice = w.Dropdown(
             options=list(SUMMARY_CHOICES), value=SUMMARY_CHOICES[0], description="leave with"
@@ -458,6 +458,10 @@ class BudgetView(_WidgetView):
         min_interval: float = 0.1,
         live: bool | None = None,
     ) -> None:
+        if not isinstance(budget, (TokenBudget, BudgetInput)):
+            raise NotebookError(
+                f"a budget view needs a TokenBudget or a BudgetInput, got {type(budget).__name__}"
+            )
         self.title = title
         self.tracker = tracker or BudgetTracker(budget.encoding)
         self.min_interval = min_interval

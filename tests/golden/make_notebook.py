@@ -89,7 +89,9 @@ class Builder:
         return " ".join(self.rng.choice(words) for _ in range(self.rng.randint(lo, hi)))
 
     def turn(self) -> None:
-        self.add({"type": "message", "message": {"role": "user", "content": self.text(3, 60), "timestamp": self.t}})
+        self.add(
+            {"type": "message", "message": {"role": "user", "content": self.text(3, 60), "timestamp": self.t}}
+        )
         for _ in range(self.rng.randint(0, 3)):
             cid = f"call_{self.n}"
             self.ctx += self.rng.randint(50, 900)
@@ -100,7 +102,12 @@ class Builder:
                         "role": "assistant",
                         "content": [
                             {"type": "thinking", "thinking": self.text(0, 20)},
-                            {"type": "toolCall", "id": cid, "name": "read", "arguments": {"path": f"f{self.n}.py"}},
+                            {
+                                "type": "toolCall",
+                                "id": cid,
+                                "name": "read",
+                                "arguments": {"path": f"f{self.n}.py"},
+                            },
                         ],
                         "api": "anthropic-messages",
                         "provider": "anthropic",
@@ -193,12 +200,17 @@ def random_sessions() -> list[tuple[str, list[dict[str, Any]], list[Any]]]:
 
 def session_cases(o: Oracle) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     fixture = [json.loads(line) for line in FIXTURE.read_text().splitlines() if line.strip()]
-    sources = [("fixture session.jsonl", fixture, ["<absent>", "e15", "e12", "e11", "e10", "b6", "e4"]), *random_sessions()]
+    sources = [
+        ("fixture session.jsonl", fixture, ["<absent>", "e15", "e12", "e11", "e10", "b6", "e4"]),
+        *random_sessions(),
+    ]
     cases = []
     for name, entries, leaves in sources:
         for leaf in leaves:
             leaf_args: dict[str, Any] = {} if leaf == "<absent>" else {"leafId": leaf}
-            inspect = o.request("SessionManager.inspect", {"entries": entries, "includeTree": True, **leaf_args})
+            inspect = o.request(
+                "SessionManager.inspect", {"entries": entries, "includeTree": True, **leaf_args}
+            )
             assert inspect["ok"], inspect
             r = inspect["result"]
             body = [e for e in entries if e.get("type") != "session"]
@@ -282,8 +294,16 @@ TOOL_CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("bash seq 3000 (lines)", "bash", {"command": "seq 1 3000"}),
     ("bash wide lines (bytes)", "bash", {"command": "for i in $(seq 1 200); do printf '%0500d\\n' $i; done"}),
     ("bash one long ascii line (partial)", "bash", {"command": "head -c 60000 /dev/zero | tr '\\0' 'x'"}),
-    ("bash one long multibyte line (partial, UTF-8 boundary)", "bash", {"command": "for i in $(seq 1 30000); do printf 'é'; done; printf x"}),
-    ("bash emoji line (partial, 4-byte boundary)", "bash", {"command": "printf 'head\\n'; for i in $(seq 1 13000); do printf '🙂'; done; printf ab"}),
+    (
+        "bash one long multibyte line (partial, UTF-8 boundary)",
+        "bash",
+        {"command": "for i in $(seq 1 30000); do printf 'é'; done; printf x"},
+    ),
+    (
+        "bash emoji line (partial, 4-byte boundary)",
+        "bash",
+        {"command": "printf 'head\\n'; for i in $(seq 1 13000); do printf '🙂'; done; printf ab"},
+    ),
     ("bash small (complete)", "bash", {"command": "printf 'one\\ntwo\\n'"}),
     ("grep many matches (bytes)", "grep", {"pattern": "match", "path": "matches.txt", "limit": 1000}),
 ]
@@ -299,7 +319,9 @@ def tool_cases(o: Oracle) -> dict[str, Any]:
         cases = []
         for name, tool, params in TOOL_CALLS:
             resp = o.request(
-                "tool", {"name": tool, "cwd": cwd, "params": params, "toolCallId": "call_x"}, env={"TMPDIR": tmp}
+                "tool",
+                {"name": tool, "cwd": cwd, "params": params, "toolCallId": "call_x"},
+                env={"TMPDIR": tmp},
             )
             assert resp["ok"], resp
             result = resp["result"]
@@ -341,7 +363,9 @@ def main() -> None:
     lines += [json.dumps({"session": c}, ensure_ascii=False, separators=(",", ":")) for c in sessions]
     lines += [json.dumps({"tool": c}, ensure_ascii=False, separators=(",", ":")) for c in tools["cases"]]
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"wrote {OUT} ({OUT.stat().st_size} bytes): {len(sessions)} session cases, {len(tools['cases'])} tool cases")
+    print(
+        f"wrote {OUT} ({OUT.stat().st_size} bytes): {len(sessions)} session cases, {len(tools['cases'])} tool cases"
+    )
     os.sync()
 
 

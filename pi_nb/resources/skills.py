@@ -32,6 +32,7 @@ A non-``SKILL.md`` markdown file without a ``description`` is silently not a ski
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat as _stat
@@ -217,7 +218,17 @@ class LoadSkillsResult:
 # ---------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=256)
+def _is_normalized(p: str) -> bool:
+    return p == os.path.normpath(p) and not p.startswith("//")
+
+
 def _posix_relative(root: str, path: str) -> str:
+    """``toPosixPath(relative(root, path))`` (fast when ``path`` is spelled below ``root``)."""
+    if path == root:
+        return ""
+    if os.sep == "/" and _is_normalized(root) and path.startswith(root + "/"):
+        return path[len(root) + 1 :]
     rel = os.path.relpath(path, root)
     if rel == ".":
         return ""

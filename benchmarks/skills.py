@@ -1,0 +1,111 @@
+"""Speed of skill discovery/loading, frontmatter parsing and system-prompt assembly.
+
+    .venv/bin/python benchmarks/skills.py [--skills 500] [--noise 2000] [--oracle]
+
+Builds a skill root in a temp directory (``--skills`` SKILL.md directories spread over grouping
+directories, ``--noise`` other files, a few ``.gitignore`` files) and prints one line per
+measurement, best of 5. ``--oracle`` also times Pi 0.85.0 doing the same through pi-oracle
+(``loadSkillsFromDir``, ``parseFrontmatter``, ``buildSystemPrompt``); those numbers include the
+JSON pipe, so they are an upper bound for Pi.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pi_nb.resources.frontmatter import parse_frontmatter
+from pi_nb.resources.skills import format_skills_for_prompt, load_skills_from_dir
+from pi_nb.system_prompt import BUILTIN_TOOL_SNIPPETS, build_system_prompt
+
+FRONTMATTER = (
+    "---\nname: {name}\ndescription: |\n  Use this skill when the user asks about {name}.\n  It has two lines.\n"
+    "tags: [a, b, c]\ndisable-model-invocation: false\nversion: 1.2\n---\n\n# {name}\n\nSteps...\n"
+)
+
+
+def best_of(fn: Callable[[], object], n: int = 5) -> float:
+    best = float("inf")
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def build(root: Path, skills: int, noise: int) -> None:
+    for i in range(skills):
+        d = root / f"group{i % 20}" / f"skill-{i}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "SKILL.md").write_text(FRONTMATTER.format(name=f"skill-{i}"), encoding="utf-8")
+        (d / "reference.md").write_text("not read: the directory is a skill\n", encoding="utf-8")
+    for i in range(noise):
+        d = root / f"group{i % 20}" / "assets" / f"n{i % 50}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"file{i}.txt").write_text("x\n", encoding="utf-8")
+    for g in range(0, 20, 5):
+        (root / f"group{g}" / ".gitignore").write_text("assets/n1*\n*.log\n", encoding="utf-8")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--skills", type=int, default=500)
+    ap.add_argument("--noise", type=int, default=2000)
+    ap.add_argument("--oracle", action="store_true")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="pinb-bench-skills-") as tmp:
+        root = Path(os.path.realpath(tmp)) / "skills"
+        build(root, a.skills, a.noise)
+        result = load_skills_from_dir(str(root), "user")
+        assert len(result.skills) == a.skills, len(result.skills)
+        text = FRONTMATTER.format(name="bench")
+        n_fm = 1000
+        rows = [
+            (
+                f"load_skills_from_dir ({a.skills} skills, {a.noise} other files)",
+                best_of(lambda: load_skills_from_dir(str(root), "user")),
+            ),
+            (f"parse_frontmatter x{n_fm}", best_of(lambda: [parse_frontmatter(text) for _ in range(n_fm)])),
+            (
+                f"format_skills_for_prompt ({a.skills} skills)",
+                best_of(lambda: format_skills_for_prompt(result.skills)),
+            ),
+            (
+                f"build_system_prompt (default path, {a.skills} skills)",
+                best_of(
+                    lambda: build_system_prompt(
+                        cwd="/w", tool_snippets=BUILTIN_TOOL_SNIPPETS, skills=result.skills
+                    )
+                ),
+            ),
+        ]
+        pi: dict[str, float] = {}
+        if a.oracle:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "shared" / "pi-oracle"))
+            from oracle_client import Oracle
+
+            with Oracle() as o:
+                o.call("loadSkillsFromDir", dir=str(root), source="user")
+                pi[rows[0][0]] = best_of(lambda: o.call("loadSkillsFromDir", dir=str(root), source="user"))
+                pi[rows[1][0]] = best_of(
+                    lambda: [o.call("parseFrontmatter", content=text) for _ in range(n_fm)]
+                )
+                skills = [s.to_dict() for s in result.skills]
+                pi[rows[3][0]] = best_of(
+                    lambda: o.call(
+                        "buildSystemPrompt",
+                        options={"cwd": "/w", "toolSnippets": dict(BUILTIN_TOOL_SNIPPETS), "skills": skills},
+                    )
+                )
+        for label, secs in rows:
+            extra = f"   Pi (via oracle pipe): {pi[label] * 1000:9.2f} ms" if label in pi else ""
+            print(f"{label:<62} {secs * 1000:9.2f} ms{extra}")
+
+
+if __name__ == "__main__":
+    main()

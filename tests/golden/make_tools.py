@@ -433,6 +433,7 @@ def edit_cases() -> list[dict[str, Any]]:
         "edit/simple.txt",
         {"path": "edit/simple.txt", "edits": [e("alpha\r\nbeta", "alpha beta")]},
     )
+    add("uniqueness counted in fuzzy form", "edit/fuzzy_count.txt", {"path": "edit/fuzzy_count.txt", "edits": [e("line 1 ", "x")]})
     add("missing edits", "edit/simple.txt", {"path": "edit/simple.txt"})
     add("missing everything", "edit/simple.txt", {})
     return c
@@ -656,6 +657,7 @@ def run_case(o: Oracle, case: dict[str, Any], tmp: Path) -> dict[str, Any]:
     if "file" in case:
         target = tmp / case["file"]
         record["fileAfter"] = base64.b64encode(target.read_bytes()).decode() if target.is_file() else None
+    response.pop("id", None)  # the pipe's request counter: not part of Pi's answer
     record["response"] = mask(response, cwd)
     return record
 

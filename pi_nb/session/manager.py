@@ -38,9 +38,10 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from pi_nb._js import UNDEFINED, Undefined
 from pi_nb.errors import (
@@ -67,6 +68,7 @@ from pi_nb.session.jsonl import (
     append_to_file,
     create_file_exclusive,
     ensure_trailing_newline,
+    gc_paused,
     read_session_file,
     rewrite_file_atomic,
     serialize_entry,
@@ -164,6 +166,24 @@ def _sort_by_timestamp(kids: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [kids[i] for i in order]
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _synchronized(
+    method: Callable[Concatenate[SessionManager, _P], _R],
+) -> Callable[Concatenate[SessionManager, _P], _R]:
+    """Run a method under the manager's re-entrant lock (an agent thread may append while the
+    notebook thread reads the tree or the context)."""
+
+    @functools.wraps(method)
+    def wrapper(self: SessionManager, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 def _ts_cmp(a: float, b: float) -> int:
     # Array.prototype.sort with (a, b) => a - b: NaN compares as "equal"
     d = a - b
@@ -180,6 +200,9 @@ class SessionManager:
 
     Entries are plain dicts with Pi's camelCase keys; the manager hands out the very dicts it holds
     (as Pi does), so treat them as read-only.
+
+    The manager is safe to share between threads (one re-entrant lock around every change and
+    every multi-step read); between processes the file lock of :mod:`pi_nb.session.jsonl` applies.
 
     Attributes:
         load_problems: lines of the file that were not used when it was loaded (empty for a clean
@@ -204,6 +227,7 @@ class SessionManager:
         fsync: bool = False,
     ) -> None:
         """Use the class methods; this mirrors Pi's private constructor."""
+        self._lock = threading.RLock()
         self._cwd = resolve_path(cwd)
         self._session_dir = normalize_path(session_dir) if session_dir else session_dir
         self._persist = persist
@@ -417,6 +441,7 @@ class SessionManager:
     # ------------------------------------------------------------------------------------------
     # loading
 
+    @_synchronized
     def set_session_file(self, session_file: str) -> None:
         """Switch to another session file (Pi's ``setSessionFile``, used for resume)."""
         self._set_session_file(session_file, None)
@@ -451,6 +476,7 @@ class SessionManager:
         self._load_entries(contents.entries)
         self._flushed = True
 
+    @_synchronized
     def new_session(self, session_id: str | None = None, parent_session: str | None = None) -> str | None:
         """Start a new, empty session in this manager (Pi's ``newSession``); returns its file path
         (``None`` in memory). Nothing is written yet."""
@@ -507,6 +533,10 @@ class SessionManager:
         self._build_index()
 
     def _build_index(self) -> None:
+        with gc_paused():
+            self._build_index_unpaused()
+
+    def _build_index_unpaused(self) -> None:
         by_id: dict[Any, dict[str, Any]] = {}
         labels: dict[Any, Any] = {}
         label_ts: dict[Any, Any] = {}
@@ -556,6 +586,13 @@ class SessionManager:
         made = rewrite_file_atomic(self._session_file, self._file_bytes(), backup=backup)
         if made is not None:
             self.backup_path = made
+
+    def __repr__(self) -> str:
+        where = self._session_file if self._persist else "in memory"
+        return (
+            f"<SessionManager {self._session_id} entries={len(self._entries)} leaf={self._leaf_id} "
+            f"{where}{'' if self._flushed or not self._persist else ' (not written yet)'}>"
+        )
 
     # ------------------------------------------------------------------------------------------
     # simple getters
@@ -627,6 +664,7 @@ class SessionManager:
             "timestamp": _ids.now_iso(),
         }
 
+    @_synchronized
     def append_message(self, message: Mapping[str, Any]) -> str:
         """Append a message (``user``, ``assistant``, ``toolResult``, ``bashExecution``, ``custom``)
         as a child of the leaf; returns the new entry id.
@@ -646,6 +684,7 @@ class SessionManager:
         self._append_entry(entry)
         return cast(str, entry["id"])
 
+    @_synchronized
     def append_thinking_level_change(self, thinking_level: str) -> str:
         """Append a ``thinking_level_change``; returns its id."""
         entry = self._base("thinking_level_change")
@@ -653,6 +692,7 @@ class SessionManager:
         self._append_entry(entry)
         return cast(str, entry["id"])
 
+    @_synchronized
     def append_model_change(self, provider: str, model_id: str) -> str:
         """Append a ``model_change`` (``provider``, ``modelId``); returns its id."""
         entry = self._base("model_change")
@@ -661,6 +701,7 @@ class SessionManager:
         self._append_entry(entry)
         return cast(str, entry["id"])
 
+    @_synchronized
     def append_compaction(
         self,
         summary: str,
@@ -684,6 +725,7 @@ class SessionManager:
         self._append_entry(entry)
         return cast(str, entry["id"])
 
+    @_synchronized
     def append_custom_entry(self, custom_type: str, data: Any = UNDEFINED) -> str:
         """Append a ``custom`` entry (extension state, never in the LLM context); returns its id.
 
@@ -697,6 +739,7 @@ class SessionManager:
         self._append_entry(entry)
         return cast(str, entry["id"])
 
+    @_synchronized
     def append_session_info(self, name: str) -> str:
         """Append a ``session_info`` entry naming the session; returns its id.
 
@@ -710,6 +753,7 @@ class SessionManager:
         self._append_entry(entry)
         return cast(str, entry["id"])
 
+    @_synchronized
     def get_session_name(self) -> str | None:
         """The name from the latest ``session_info`` entry (``None`` if none, or if it was cleared)."""
         for entry in reversed(self._entries):
@@ -719,6 +763,7 @@ class SessionManager:
                 return trimmed or None
         return None
 
+    @_synchronized
     def append_custom_message_entry(
         self,
         custom_type: str,
@@ -744,6 +789,7 @@ class SessionManager:
         self._append_entry(entry)
         return cast(str, entry["id"])
 
+    @_synchronized
     def append_label_change(self, target_id: str, label: str | Undefined | None = UNDEFINED) -> str:
         """Set (or, with no/empty label, clear) the label of an entry; returns the label entry's id.
 
@@ -775,6 +821,7 @@ class SessionManager:
     def get_leaf_id(self) -> str | None:
         return self._leaf_id
 
+    @_synchronized
     def get_leaf_entry(self) -> SessionEntry | None:
         return cast(SessionEntry | None, self._by_id.get(self._leaf_id) if self._leaf_id else None)
 
@@ -785,37 +832,50 @@ class SessionManager:
         except TypeError:
             return None
 
+    @_synchronized
     def get_children(self, parent_id: str) -> list[SessionEntry]:
         """Direct children of an entry, in file order."""
         return cast(list[SessionEntry], [e for e in self._by_id.values() if e.get("parentId") == parent_id])
 
+    @_synchronized
     def get_branch(self, from_id: str | None = None) -> list[SessionEntry]:
         """Entries from the root to ``from_id`` (default: the leaf), following ``parentId``; the
         walk stops at a missing parent. ``[]`` for an unknown id or an empty leaf."""
         start = from_id if from_id is not None else self._leaf_id
         return get_branch_entries(self._entries, start, self._by_id)
 
+    @_synchronized
     def build_context_entries(self) -> list[SessionEntry]:
         """The compaction-aware entries behind :meth:`build_session_context`."""
-        return build_context_entries(self._entries, self._leaf_id, self._by_id)
+        with gc_paused():
+            return build_context_entries(self._entries, self._leaf_id, self._by_id)
 
+    @_synchronized
     def build_session_context(self) -> SessionContext:
         """What the LLM sees at the current leaf: messages, thinking level, model."""
-        return build_session_context(self._entries, self._leaf_id, self._by_id)
+        with gc_paused():  # builds one dict per message; see jsonl.gc_paused
+            return build_session_context(self._entries, self._leaf_id, self._by_id)
 
+    @_synchronized
     def get_entries(self) -> list[SessionEntry]:
         """Every entry except the header, in file order (a new list; the dicts are shared)."""
         return cast(list[SessionEntry], list(self._entries))
 
+    @_synchronized
     def get_file_entries(self) -> list[FileEntry]:
         """Header and entries, as they are (or would be) in the file."""
         return cast(list[FileEntry], list(self._file_entries))
 
+    @_synchronized
     def get_tree(self) -> list[SessionTreeNode]:
         """The session as a forest: roots are entries whose parent is null, themselves, or missing.
 
         Children are sorted by timestamp, oldest first (stable); nodes carry resolved labels.
         """
+        with gc_paused():
+            return self._get_tree()
+
+    def _get_tree(self) -> list[SessionTreeNode]:
         entries = self._entries
         children_of: dict[int, list[dict[str, Any]]] = {}
         node_entry: dict[Any, dict[str, Any]] = {}
@@ -884,16 +944,19 @@ class SessionManager:
     # ------------------------------------------------------------------------------------------
     # branching
 
+    @_synchronized
     def branch(self, branch_from_id: str) -> None:
         """Move the leaf to an earlier entry; the next append starts a new branch there."""
         if branch_from_id not in self._by_id:
             raise EntryNotFoundError(f"Entry {branch_from_id} not found")
         self._leaf_id = branch_from_id
 
+    @_synchronized
     def reset_leaf(self) -> None:
         """Move the leaf before the first entry: the next append is a new root (``parentId: null``)."""
         self._leaf_id = None
 
+    @_synchronized
     def branch_with_summary(
         self,
         branch_from_id: str | None,
@@ -927,6 +990,7 @@ class SessionManager:
             raise
         return cast(str, entry["id"])
 
+    @_synchronized
     def create_branched_session(self, leaf_id: str) -> str | None:
         """Replace this session by a new one holding only the root -> ``leaf_id`` path.
 

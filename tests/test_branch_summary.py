@@ -9,6 +9,8 @@ import asyncio
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pi_nb.compaction import (
     BRANCH_SUMMARY_PREAMBLE,
@@ -25,6 +27,7 @@ from pi_nb.compaction import (
 from pi_nb.errors import CompactionError, EntryNotFoundError, SummarizationError
 from pi_nb.providers import ScriptedModel
 from pi_nb.session.manager import SessionManager
+from pi_nb.tokens import estimate_tokens
 
 
 class Signal:
@@ -341,3 +344,67 @@ def test_generate_branch_summary_outcomes_are_values() -> None:
     assert asyncio.run(generate_branch_summary([], model=m)).to_dict() == {
         "summary": "No content to summarize"
     }
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["user", "assistant", "toolResult", "summary", "compaction"]), st.integers(0, 300)
+        ),
+        max_size=25,
+    ),
+    st.integers(-5, 2000),
+)
+def test_prepare_branch_entries_properties(spec: list[tuple[str, int]], budget: int) -> None:
+    m = ScriptedModel()
+    entries: list[dict[str, Any]] = []
+    for i, (kind, size) in enumerate(spec):
+        base = {
+            "id": f"e{i}",
+            "parentId": f"e{i - 1}" if i else None,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+        }
+        if kind == "user":
+            entries.append(
+                {
+                    **base,
+                    "type": "message",
+                    "message": {"role": "user", "content": "u" * size, "timestamp": 1},
+                }
+            )
+        elif kind == "assistant":
+            entries.append({**base, "type": "message", "message": m.text("a" * size)})
+        elif kind == "toolResult":
+            tr = {
+                "role": "toolResult",
+                "toolCallId": "c",
+                "toolName": "read",
+                "content": [],
+                "isError": False,
+                "timestamp": 1,
+            }
+            entries.append({**base, "type": "message", "message": tr})
+        elif kind == "summary":
+            entries.append({**base, "type": "branch_summary", "fromId": "root", "summary": "s" * size})
+        else:
+            entries.append(
+                {
+                    **base,
+                    "type": "compaction",
+                    "summary": "c" * size,
+                    "firstKeptEntryId": "e0",
+                    "tokensBefore": 1,
+                }
+            )
+    everything = prepare_branch_entries(entries).messages
+    prep = prepare_branch_entries(entries, budget)
+    k = len(prep.messages)
+    assert prep.messages == everything[len(everything) - k :]  # the newest messages, in order
+    assert prep.total_tokens == sum(estimate_tokens(x) for x in prep.messages)
+    if budget > 0 and prep.total_tokens > budget:
+        oldest = prep.messages[0]
+        assert oldest["role"] in ("branchSummary", "compactionSummary")  # the 90 % rule
+        assert prep.total_tokens - estimate_tokens(oldest) < 0.9 * budget
+    if budget <= 0:
+        assert k == len(everything)

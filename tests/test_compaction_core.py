@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pi_nb._js import utf16_len
 from pi_nb.compaction import (
     DEFAULT_BRANCH_SUMMARY_SETTINGS,
     DEFAULT_COMPACTION_SETTINGS,
@@ -444,3 +445,22 @@ def test_cut_point_invariants(entries: list[dict[str, Any]], keep: int) -> None:
     previous = [c for c in cuts if c < j]
     if previous:
         assert tokens_from(previous[-1]) >= keep
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(["a", "é", "😀", "\n", "中"]), max_size=2600))
+def test_tool_result_cut_properties(text: str) -> None:
+    out = serialize_conversation([_tool_result(text)]) if text else ""
+    if not text:
+        return
+    assert out.startswith("[Tool result]: ")
+    body = out[len("[Tool result]: ") :]
+    total = utf16_len(text)
+    if total <= 2000:
+        assert body == text
+        return
+    kept, marker = body.rsplit("\n\n[... ", 1)
+    assert text.startswith(kept)
+    assert 1999 <= utf16_len(kept) <= 2000  # one unit short only when an emoji straddled the cut
+    assert marker == f"{total - utf16_len(kept)} more characters truncated]"
+    out.encode("utf-8")  # never a lone surrogate

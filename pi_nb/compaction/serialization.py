@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, MutableSet, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_nb._js import js_stringify, utf16_len
+from pi_nb._js import _js_key_order, js_stringify, utf16_len
 from pi_nb.errors import CompactionError
 
 __all__ = [
@@ -193,29 +193,6 @@ def content_text(content: Any, separator: str = "\n") -> str:
     return separator.join(parts)
 
 
-def _is_array_index(key: str) -> bool:
-    # ECMAScript array index: canonical decimal string of an integer in [0, 2**32 - 2].
-    if not key or not key.isascii() or not key.isdigit():
-        return False
-    if len(key) > 1 and key[0] == "0":
-        return False
-    return int(key) <= 4294967294
-
-
-def js_object_entries(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """``Object.entries(obj)`` order: array-index keys ascending, then the rest in insertion order.
-
-    (``JSON.parse`` builds objects with that order too, so a tool call's arguments parsed by Pi
-    list ``{"b": 1, "1": 2}`` as ``1, b``.)
-    """
-    items = [(str(k), v) for k, v in obj.items()]
-    index_keys = [kv for kv in items if _is_array_index(kv[0])]
-    if not index_keys:
-        return items
-    index_keys.sort(key=lambda kv: int(kv[0]))
-    return index_keys + [kv for kv in items if not _is_array_index(kv[0])]
-
-
 def _truncate_for_summary(text: str, max_chars: int) -> str:
     """Keep the first ``max_chars`` UTF-16 code units and say how many were cut.
 
@@ -244,7 +221,8 @@ def _truncate_for_summary(text: str, max_chars: int) -> str:
 
 def _format_tool_call_args(args: Any) -> str:
     if isinstance(args, Mapping):
-        entries = js_object_entries(args)
+        # Object.entries order: array-index keys ascending first (JSON.parse builds objects so too)
+        entries = _js_key_order(dict(args))
     elif isinstance(args, list):
         entries = [(str(i), v) for i, v in enumerate(args)]
     elif isinstance(args, str):

@@ -2,20 +2,23 @@
 
     .venv/bin/python tests/golden/make_compaction.py [--paths 320] [--seed 5]
 
-Writes, one JSON object per line (first line: a header with the source and the generator's
-arguments), under tests/golden/:
+Writes under tests/golden/:
 
-* ``compaction_cut_points.jsonl`` - per path: the entries and Pi's ``findValidCutPoints``,
-  ``findCutPoint`` (tiny/small/mid/large/huge keep budgets and sub-ranges) and
-  ``findTurnStartIndex`` answers;
-* ``compaction_prepare.jsonl`` - per path: ``prepareCompaction`` (several keep budgets),
-  ``estimateContextTokens`` and ``shouldCompact`` answers;
-* ``compaction_serialize.jsonl`` - per path: Pi's ``convertToLlm`` of the path's context, and
-  ``serializeConversation`` + ``computeFileLists`` over it.
+* ``compaction_paths_1.jsonl``, ``compaction_paths_2.jsonl`` - one JSON object per line (first
+  line: a header with the source and the generator's arguments), one line per generated path: its
+  entries and Pi's answers to ``findValidCutPoints`` (whole path and sub-ranges), ``findCutPoint``
+  (tiny/small/mid/large/huge keep budgets and sub-ranges), ``findTurnStartIndex``,
+  ``prepareCompaction`` (tiny, small, default and large keep budgets), ``estimateContextTokens`` and
+  ``shouldCompact`` over the path's context, and ``serializeConversation`` (over Pi's
+  ``convertToLlm`` of that context) and ``computeFileLists``;
+* ``compaction_cases.json`` - handpicked cases: the spec's section-12 vectors, the scenarios of
+  Pi's compaction.test.ts / compaction-serialization.test.ts, and edges (emoji at the 2000-unit
+  cut, integer-like argument keys, JavaScript sort order, ranges past the end...).
 
-Every call is stored as ``{"fn", "args", "response"}`` where ``args`` omits the path's ``entries``
-(stored once per line) and ``response`` is the oracle's raw answer (``ok:false`` kept). The tests
-(tests/test_compaction_golden.py) replay these files without Node.
+Every call is stored as ``{"fn", "args", "response"}`` with the oracle's raw answer (``ok:false``
+kept). In the path files ``args`` omits the path's ``entries`` (stored once per line) and a message
+that *is* ``entries[k]["message"]`` is written ``{"$entry": k}`` (checked lossless here). The
+tests (tests/test_compaction_golden.py, tests/test_compaction_core.py) replay them without Node.
 
 The session generator (``SessionGen``) is shared with make_branch_summary.py and
 benchmarks/compaction.py: long turns, many tool calls, custom messages, bash executions, earlier

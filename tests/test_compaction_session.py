@@ -317,3 +317,22 @@ def test_second_compaction_updates_the_previous_summary() -> None:
     assert "<previous-summary>\nFIRST\n</previous-summary>" in prompt
     assert [e["type"] for e in sm.get_entries()].count("compaction") == 2
     assert outcome.context.messages[0]["summary"].startswith("SECOND")
+
+
+def test_offline_model_writes_the_checkpoint_and_the_branch_summary() -> None:
+    """The embedded offline model answers our summary requests with Pi's sections."""
+    from pi_nb.compaction import navigate_tree
+    from pi_nb.providers.offline import OfflineModel
+
+    sm = _session()
+    model = OfflineModel()
+    outcome = _run(sm, model, reason="manual")
+    summary = outcome.result.summary
+    for heading in ("## Goal", "## Progress", "### Done", "## Next Steps", "## Critical Context"):
+        assert heading + "\n" in summary
+    first = sm.get_entries()[0]["id"]
+    result = asyncio.run(navigate_tree(sm, first, summarize=True, model=model))
+    assert result.summary_entry is not None
+    text = result.summary_entry["summary"]
+    assert text.startswith("The user explored a different conversation branch before returning here.")
+    assert "## Goal" in text and "## Critical Context" not in text

@@ -624,6 +624,14 @@ MIGRATE_CASES: list[list[Any]] = [
         {"type": "session", "version": 2, "id": "late"},
         {"type": "message", "message": {"role": "hookMessage"}},
     ],
+    # the version is compared after JavaScript's Number() coercion
+    *[
+        [
+            {"type": "session", "version": v, "id": "coerced"},
+            {"type": "message", "id": "keep", "parentId": None, "message": {"role": "hookMessage"}},
+        ]
+        for v in ["x", [], [2], True, False, "0x2", " 2 ", "2e0", "Infinity", "-Infinity", 2.5, {"a": 1}]
+    ],
 ]
 
 # v1 -> v2 draws random ids: these are compared after mapping each id to its entry's position

@@ -3,6 +3,7 @@ Pi's footer levels, the unknown state after a compaction, and the incremental tr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -102,6 +103,11 @@ def test_budget_matches_pi_for_session(case: dict[str, Any]) -> None:
             keep_recent_tokens=s["keepRecentTokens"],
         )
         budget = compute_budget(inp)
+        # without the exact count of kept messages, the timestamps give the same window
+        assert (
+            compute_budget(dataclasses.replace(inp, compaction_kept_messages=None)).keep_recent
+            == budget.keep_recent
+        )
         # Pi's estimate, always computed (stale when unknown)
         assert budget.estimate.to_dict() == pi_estimate
         # provider usage = calculateContextTokens(getLastAssistantUsage(branch))
@@ -432,20 +438,29 @@ def test_tracker_counts_only_new_messages(monkeypatch: pytest.MonkeyPatch) -> No
     assert third.to_dict() == compute_budget(_input(messages=rebuilt)).to_dict()
 
 
-def test_tracker_sees_a_message_that_grew_in_place() -> None:
+def test_tracker_sees_replaced_and_streaming_messages() -> None:
     msgs = _long_session(3)
     tracker = BudgetTracker()
     tracker.compute(_input(messages=msgs))
-    msgs[1]["content"][0]["text"] += " and a much longer answer now"  # not the last message
+    # an older message replaced by a new one (new content) is counted again
+    msgs[1] = {**msgs[1], "content": [{"type": "text", "text": "a much longer answer now " * 5}]}
     b = tracker.compute(_input(messages=msgs))
     assert b.to_dict() == compute_budget(_input(messages=msgs)).to_dict()
+    # the last message may grow in place while it streams
+    msgs[-1]["content"][0]["text"] += " more streamed text" * 10
+    b = tracker.compute(_input(messages=msgs))
+    assert b.to_dict() == compute_budget(_input(messages=msgs)).to_dict()
+    # an older message edited in place needs clear()
+    msgs[0]["content"] = "edited " * 40
+    tracker.clear()
+    assert tracker.compute(_input(messages=msgs)).to_dict() == compute_budget(_input(messages=msgs)).to_dict()
 
 
 def test_tracker_forgets_messages_that_left_the_context() -> None:
     tracker = BudgetTracker()
     tracker.compute(_input(messages=_long_session(50)))
     tracker.compute(_input(messages=_long_session(2)))
-    assert len(tracker._by_sig) == 4
+    assert len(tracker._by_key) == 4
 
 
 @settings(max_examples=40, deadline=None)
@@ -511,3 +526,51 @@ def test_import_is_pure() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_session_input_is_incremental_and_equal_to_a_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
+    sm = load_session(FIXTURE)
+    tracker = BudgetTracker()
+
+    def same(a: BudgetInput, b: BudgetInput) -> None:
+        assert a.messages == b.messages
+        assert (a.last_usage, a.compacted_since_last_usage, a.compaction_kept_messages) == (
+            b.last_usage,
+            b.compacted_since_last_usage,
+            b.compaction_kept_messages,
+        )
+        assert tracker.compute(a).to_dict() == compute_budget(b).to_dict()
+
+    args = {"model_context_window": 9000, "reserve_tokens": 1000, "keep_recent_tokens": 30}
+    same(tracker.session_input(sm, **args), budget_input_from_session(sm, **args))
+    walks: list[int] = []
+    real = sm.build_context_entries
+    monkeypatch.setattr(sm, "build_context_entries", lambda: walks.append(1) or real())
+    # appended turns: no new walk of the path
+    sm.append_message({"role": "user", "content": "next", "timestamp": 2_000_000_000_000})
+    sm.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}],
+            "stopReason": "stop",
+            "usage": _usage(4000),
+            "timestamp": 2_000_000_000_001,
+        }
+    )
+    inc = tracker.session_input(sm, **args)
+    assert walks == []
+    same(inc, budget_input_from_session(sm, **args))
+    # a navigation rebuilds
+    sm.branch("e12")
+    walks.clear()
+    inc = tracker.session_input(sm, **args)
+    assert len(walks) == 1
+    same(inc, budget_input_from_session(sm, **args))
+    # a compaction appended rebuilds too (the context changes shape)
+    sm.branch("e15")
+    tracker.session_input(sm, **args)
+    sm.append_compaction("again", "e12", 2700)
+    walks.clear()
+    inc = tracker.session_input(sm, **args)
+    assert len(walks) == 1 and inc.compacted_since_last_usage
+    same(inc, budget_input_from_session(sm, **args))

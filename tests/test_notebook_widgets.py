@@ -263,10 +263,15 @@ def test_budget_tracker_is_reused_across_updates(monkeypatch: pytest.MonkeyPatch
     )
     sm = load_session(FIXTURE)
     view = token_budget(sm, model_context_window=8000, min_interval=0)
+    html = view.widget()
     n = len(counted)
-    sm.append_message({"role": "user", "content": "one more", "timestamp": 2_000_000_000_000})
-    view.update(budget_input_from_session(sm, model_context_window=8000))
-    assert len(counted) - n == 1
+    sm.append_message({"role": "user", "content": "one more " * 30, "timestamp": 2_000_000_000_000})
+    assert view.refresh(force=True) is True
+    assert len(counted) - n == 1  # only the new message was tokenized
+    assert view.budget.message_count == 16 and "one more" not in html.value
+    assert html.value == view.to_html()
+    with pytest.raises(NotebookError, match="from_session"):
+        BudgetView(view.budget).refresh()
 
 
 def test_budget_view_bundle_and_errors() -> None:

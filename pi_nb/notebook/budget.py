@@ -29,7 +29,6 @@ strictly above 90 % is ``"error"`` (``contextPercentValue > 70`` / ``> 90`` in
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -62,6 +61,7 @@ __all__ = [
     "KeepRecentWindow",
     "TokenBudget",
     "budget_input_from_session",
+    "compaction_kept_messages",
     "compute_budget",
     "context_level",
     "format_tokens",
@@ -392,67 +392,41 @@ class TokenBudget:
 # ---------------------------------------------------------------------------------------------
 
 
-def _block_sig(block: Any) -> Any:
-    if not isinstance(block, Mapping):
-        return type(block).__name__
-    kind = block.get("type")
-    if kind == "text":
-        text = block.get("text")
-        return ("t", len(text) if isinstance(text, str) else -1)
-    if kind == "thinking":
-        text = block.get("thinking")
-        return ("k", len(text) if isinstance(text, str) else -1)
-    if kind == "toolCall":
-        args = block.get("arguments")
-        return ("c", block.get("id"), block.get("name"), len(args) if isinstance(args, Mapping) else -1)
-    if kind == "image":
-        data = block.get("data")
-        return ("i", len(data) if isinstance(data, str) else -1)
-    return ("?", kind)
+def _content_key(message: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a message's counts depend on: its role, timestamp, call id and the *identity* of its
+    content (or summary, or command and output).
 
-
-def _signature(message: Mapping[str, Any]) -> tuple[Any, ...]:
-    """A cheap fingerprint: role, timestamp and the *lengths* of the content (not the text).
-
-    Two different messages with the same role, timestamp, ids and content lengths would share
-    a cache slot; Pi timestamps are milliseconds and tool results carry their call id, so this
-    does not happen in real sessions.
+    A context rebuilt from the session (``build_session_context``) makes new message dicts but
+    shares their content objects with the stored entries, so the key finds them again; the
+    tracker keeps a reference to every keyed object, so an id cannot be reused while cached.
     """
     role = message.get("role")
-    ts = message.get("timestamp")
-    if role in ("bashExecution",):
-        cmd, out = message.get("command"), message.get("output")
-        body: Any = (
-            len(cmd) if isinstance(cmd, str) else -1,
-            len(out) if isinstance(out, str) else -1,
+    if role == "bashExecution":
+        body: tuple[Any, ...] = (
+            id(message.get("command")),
+            id(message.get("output")),
+            message.get("excludeFromContext"),
             message.get("exitCode"),
             message.get("cancelled"),
             message.get("truncated"),
-            message.get("excludeFromContext"),
+            message.get("fullOutputPath"),
         )
-    elif role in ("branchSummary", "compactionSummary"):
-        summary = message.get("summary")
-        body = (len(summary) if isinstance(summary, str) else -1, message.get("fromId"))
+    elif role == "branchSummary" or role == "compactionSummary":
+        body = (id(message.get("summary")),)
     else:
-        content = message.get("content")
-        if isinstance(content, str):
-            body = ("s", len(content))
-        elif isinstance(content, (list, tuple)):
-            body = tuple(_block_sig(b) for b in content)
-        else:
-            body = type(content).__name__
-    extra = (message.get("toolCallId"), message.get("customType"), message.get("stopReason"))
+        body = (id(message.get("content")),)
+    ts = message.get("timestamp")
     try:
         hash(ts)
     except TypeError:
-        ts = repr(ts)
-    return (role, ts, extra, body)
+        ts = id(ts)
+    return (role, ts, message.get("toolCallId"), body)
 
 
 @dataclass
 class _Counted:
     message: Mapping[str, Any]
-    sig: tuple[Any, ...]
+    key: tuple[Any, ...]
     category: str | None
     tokens: int
     estimate: int
@@ -462,8 +436,10 @@ class BudgetTracker:
     """Computes :class:`TokenBudget` values, remembering every message it has counted.
 
     A message is recognised again by identity (the same dict) or, when the context was rebuilt
-    from the session file (new dicts), by its role, timestamp, ids and content lengths. The last
-    message of the list is always recounted, because a streaming response grows in place.
+    from the session (new dicts around the same content objects), by its role, timestamp, call
+    id and the identity of its content. Messages are treated as immutable once counted (Pi's
+    are), except the last one of the list, which is always recounted because a streaming
+    response grows in place; after editing an older message in place, call :meth:`clear`.
     Messages that left the context are forgotten on the next :meth:`compute`.
 
     ``counted`` is the number of messages tokenized so far (for tests and benchmarks).
@@ -472,13 +448,21 @@ class BudgetTracker:
     def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
         self.encoding = encoding
         self._by_id: dict[int, _Counted] = {}
-        self._by_sig: dict[tuple[Any, ...], _Counted] = {}
+        self._by_key: dict[tuple[Any, ...], _Counted] = {}
         self._text_cache: dict[str, int] = {}
+        self._prev: list[Any] = []
+        self._prev_counts: list[_Counted] = []
+        self._prev_tokens: dict[str, int] = {}
+        self._prev_msg_counts: dict[str, int] = {}
+        self._session_state: tuple[Any, ...] | None = None
         self.counted = 0
 
     def clear(self) -> None:
+        """Forget every count (after editing messages in place)."""
         self._by_id.clear()
-        self._by_sig.clear()
+        self._by_key.clear()
+        self._prev = []
+        self._session_state = None
         self._text_cache.clear()
 
     # -- counting ---------------------------------------------------------------------------
@@ -494,45 +478,114 @@ class BudgetTracker:
             self._text_cache[text] = hit
         return hit
 
-    def _count_message(self, message: Mapping[str, Any], sig: tuple[Any, ...], encoding: str) -> _Counted:
+    def _count_message(self, message: Mapping[str, Any], key: tuple[Any, ...], encoding: str) -> _Counted:
         self.counted += 1
         category = message_category(message)
         tokens = message_token_breakdown(message, encoding).total if category is not None else 0
-        return _Counted(message, sig, category, tokens, estimate_tokens(message))
+        return _Counted(message, key, category, tokens, estimate_tokens(message))
 
-    def _counts(self, messages: Sequence[Mapping[str, Any]], encoding: str) -> list[_Counted]:
+    def _count_one(self, i: int, message: Any, last: int, encoding: str) -> _Counted:
+        hit = self._by_id.get(id(message))
+        if hit is not None and hit.message is message and i != last:
+            return hit
+        if not isinstance(message, Mapping):
+            raise NotebookError(f"message {i} must be a mapping, got {type(message).__name__}")
+        key = _content_key(message)
+        hit = None if i == last else self._by_key.get(key)
+        if hit is None:
+            hit = self._count_message(message, key, encoding)
+        elif hit.message is not message:
+            hit = _Counted(message, key, hit.category, hit.tokens, hit.estimate)
+        return hit
+
+    def _counts(
+        self, messages: Sequence[Mapping[str, Any]], encoding: str
+    ) -> tuple[list[_Counted], dict[str, int], dict[str, int]]:
+        """Per-message counts and per-category totals (tokens, messages).
+
+        Fast path: when the list starts with the previous one (the usual case: a turn appended
+        messages), the previous counts and totals are reused and only the new tail is looked at;
+        the check is one C-level list comparison (identity first, then equality).
+        """
         if encoding != self.encoding:
             self.encoding = encoding
             self._by_id.clear()
-            self._by_sig.clear()
-        by_id, by_sig = self._by_id, self._by_sig
-        new_by_id: dict[int, _Counted] = {}
-        new_by_sig: dict[tuple[Any, ...], _Counted] = {}
-        out: list[_Counted] = []
-        last = len(messages) - 1
-        for i, message in enumerate(messages):
-            if not isinstance(message, Mapping):
-                raise NotebookError(f"message {i} must be a mapping, got {type(message).__name__}")
-            sig = _signature(message)
-            hit = by_id.get(id(message))
-            if hit is None or hit.message is not message or hit.sig != sig:
-                hit = by_sig.get(sig)
-            if hit is None or i == last:
-                hit = self._count_message(message, sig, encoding)
-            elif hit.message is not message:
-                hit = _Counted(message, sig, hit.category, hit.tokens, hit.estimate)
-            new_by_id[id(message)] = hit
-            new_by_sig[sig] = hit
-            out.append(hit)
-        self._by_id, self._by_sig = new_by_id, new_by_sig
-        return out
+            self._by_key.clear()
+            self._prev = []
+        msgs = messages if isinstance(messages, list) else list(messages)
+        prev, last = self._prev, len(msgs) - 1
+        k = len(prev) - 1  # the previous last message may have grown: never reused
+        if k > 0 and len(msgs) > k and msgs[:k] == prev[:k]:
+            out = self._prev_counts[:k]
+            tokens = dict(self._prev_tokens)
+            counts = dict(self._prev_msg_counts)
+            dropped = self._prev_counts[k]
+            if dropped.category is not None:
+                tokens[dropped.category] -= dropped.tokens
+                counts[dropped.category] -= 1
+            for i in range(k, len(msgs)):
+                hit = self._count_one(i, msgs[i], last, encoding)
+                self._by_id[id(msgs[i])] = hit
+                self._by_key[hit.key] = hit
+                out.append(hit)
+                if hit.category is not None:
+                    tokens[hit.category] += hit.tokens
+                    counts[hit.category] += 1
+        else:
+            new_by_id: dict[int, _Counted] = {}
+            new_by_key: dict[tuple[Any, ...], _Counted] = {}
+            out = []
+            tokens = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+            counts = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+            for i, message in enumerate(msgs):
+                hit = self._count_one(i, message, last, encoding)
+                new_by_id[id(message)] = hit
+                new_by_key[hit.key] = hit
+                out.append(hit)
+                if hit.category is not None:
+                    tokens[hit.category] += hit.tokens
+                    counts[hit.category] += 1
+            self._by_id, self._by_key = new_by_id, new_by_key
+        self._prev, self._prev_counts = msgs if msgs is not messages else list(msgs), out
+        self._prev_tokens, self._prev_msg_counts = tokens, counts
+        return out, tokens, counts
 
     # -- the budget -------------------------------------------------------------------------
+
+    def session_input(self, session_manager: SessionManager, **kwargs: Any) -> BudgetInput:
+        """:func:`budget_input_from_session`, incrementally: when the leaf only moved forward
+        (new entries appended since the last call, no new compaction), the previous path,
+        context entries and messages are extended instead of rebuilt, so the cost is that of the
+        new entries. Anything else (a navigation, a compaction, another session) rebuilds.
+        """
+        leaf = session_manager.get_leaf_id()
+        state = self._session_state
+        context_entries: list[Mapping[str, Any]] | None = None
+        if state is not None and state[0] is session_manager and leaf is not None:
+            prev_leaf_id, prev_leaf, prev_ctx, prev_msgs = state[1:]
+            new: list[Mapping[str, Any]] = []
+            cur = session_manager.get_entry(leaf)
+            while cur is not None and cur.get("id") != prev_leaf_id and len(new) <= 1000:
+                new.append(cur)
+                parent = cur.get("parentId")
+                cur = session_manager.get_entry(parent) if isinstance(parent, str) else None
+            if cur is not None and cur is prev_leaf and not any(e.get("type") == "compaction" for e in new):
+                new.reverse()
+                context_entries = [*prev_ctx, *new]
+                messages = [*prev_msgs, *(m for e in new for m in session_entry_to_context_messages(e))]
+        if context_entries is None:
+            context_entries = list(session_manager.build_context_entries())
+            messages = [m for e in context_entries for m in session_entry_to_context_messages(e)]
+        leaf_entry = session_manager.get_entry(leaf) if leaf is not None else None
+        self._session_state = (session_manager, leaf, leaf_entry, context_entries, messages)
+        return _input_from_context(
+            session_manager, context_entries, messages, encoding=self.encoding, **kwargs
+        )
 
     def compute(self, inp: BudgetInput) -> TokenBudget:
         """The budget for ``inp``; only messages not seen before are tokenized."""
         encoding = inp.encoding
-        counts = self._counts(inp.messages, encoding)
+        counts, msg_tokens, msg_counts = self._counts(inp.messages, encoding)
         categories: list[BudgetCategory] = []
 
         known = inp.system_prompt is not None
@@ -559,12 +612,6 @@ class BudgetTracker:
         categories.append(BudgetCategory(TOOL_SCHEMAS, tool_tokens, "tools", True, len(inp.tools)))
         categories.extend(part_cats)
 
-        msg_tokens = dict.fromkeys(MESSAGE_CATEGORIES, 0)
-        msg_counts = dict.fromkeys(MESSAGE_CATEGORIES, 0)
-        for c in counts:
-            if c.category is not None:
-                msg_tokens[c.category] += c.tokens
-                msg_counts[c.category] += 1
         for name in MESSAGE_CATEGORIES:
             categories.append(BudgetCategory(name, msg_tokens[name], "messages", True, msg_counts[name]))
 
@@ -629,7 +676,8 @@ def _kept_before_compaction(messages: Sequence[Mapping[str, Any]]) -> int:
     """How many messages after a leading compaction summary come from before the compaction.
 
     Used when the caller did not say: the kept messages were all created before the compaction,
-    so they are the leading run whose timestamps are not later than the summary's.
+    so they are the leading run whose timestamps are earlier than the summary's (the summary
+    takes the compaction entry's time, after the summarising call returned).
     """
     ts = messages[0].get("timestamp")
     if not isinstance(ts, (int, float)):
@@ -637,7 +685,7 @@ def _kept_before_compaction(messages: Sequence[Mapping[str, Any]]) -> int:
     k = 0
     for m in messages[1:]:
         t = m.get("timestamp")
-        if not isinstance(t, (int, float)) or t > ts:
+        if not isinstance(t, (int, float)) or t >= ts:
             break
         k += 1
     return k
@@ -654,7 +702,8 @@ def _keep_recent(
     Pi walks the *path* entries from the previous compaction's first kept entry: the kept
     messages, then the compaction entry itself (its summary counts tokens but is never a cut
     point), then what came after. The context lists the summary first, so the walk uses that
-    path order.
+    path order (position ``p`` -> message index ``at(p)``). The walk stops as soon as the
+    window is full, so it costs the size of the window, not of the session.
     """
     n = len(messages)
     summary_at = -1  # position of a leading compaction summary in path order
@@ -662,29 +711,36 @@ def _keep_recent(
         summary_at = (
             _kept_before_compaction(messages) if kept_before is None else max(0, min(kept_before, n - 1))
         )
-        order = [*range(1, 1 + summary_at), 0, *range(1 + summary_at, n)]
-    else:
-        order = list(range(n))
-    cut_points = [p for p, i in enumerate(order) if messages[i].get("role") in _CUT_POINT_ROLES]
-    if not cut_points:
-        return KeepRecentWindow(n, 0, 0, 0, False)
-    cut = cut_points[0]
+
+    def at(p: int) -> int:
+        if summary_at < 0 or p > summary_at:
+            return p
+        return 0 if p == summary_at else p + 1
+
+    def next_cut_point(p: int) -> int:
+        while p < n and messages[at(p)].get("role") not in _CUT_POINT_ROLES:
+            p += 1
+        return p
+
     reached = False
+    cut = n
     accumulated = 0
     for p in range(n - 1, -1, -1):
-        est = counts[order[p]].estimate
+        est = counts[at(p)].estimate
         if est == 0:
             continue
         accumulated += est
         if accumulated >= keep_recent_tokens:
             reached = True
-            j = bisect_left(cut_points, p)
-            if j < len(cut_points):
-                cut = cut_points[j]
+            cut = next_cut_point(p)
             break
-    kept = [counts[i] for i in order[cut:]]
+    if cut == n:  # not reached, or no cut point after it: Pi keeps from the first cut point
+        cut = next_cut_point(0)
+        if cut == n:
+            return KeepRecentWindow(n, 0, 0, 0, False)
+    kept = [counts[at(p)] for p in range(cut, n)]
     return KeepRecentWindow(
-        order[cut],
+        at(cut),
         len(kept),
         sum(c.estimate for c in kept),
         sum(c.tokens for c in kept),
@@ -698,21 +754,34 @@ def compute_budget(inp: BudgetInput) -> TokenBudget:
     return BudgetTracker(inp.encoding).compute(inp)
 
 
-def _kept_message_count(
-    branch: Sequence[Mapping[str, Any]], context_entries: Sequence[Mapping[str, Any]]
-) -> int | None:
-    """Messages of the context entries that precede the leading compaction on the path."""
+def _split_at_compaction(
+    context_entries: Sequence[Mapping[str, Any]],
+) -> tuple[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None:
+    """``(kept entries, entries after the compaction)`` of compaction-led context entries.
+
+    Pi's context entries are ``[C] + kept (path entries before C) + after (path entries after
+    C)``; the first "after" entry is C's child on the path. ``None`` without a leading compaction.
+    """
     if not context_entries or context_entries[0].get("type") != "compaction":
         return None
-    position = {id(e): i for i, e in enumerate(branch)}
-    at = position.get(id(context_entries[0]))
-    if at is None:
+    cid = context_entries[0].get("id")
+    for i in range(1, len(context_entries)):
+        if context_entries[i].get("parentId") == cid:
+            return context_entries[1:i], context_entries[i:]
+    return context_entries[1:], ()
+
+
+def compaction_kept_messages(context_entries: Sequence[Mapping[str, Any]]) -> int | None:
+    """For :attr:`BudgetInput.compaction_kept_messages`: how many context messages come from the
+    entries a compaction kept (``None`` when the context does not start with a compaction).
+
+    ``context_entries`` is Pi's ``buildContextEntries`` at the leaf
+    (:meth:`SessionManager.build_context_entries`).
+    """
+    split = _split_at_compaction(context_entries)
+    if split is None:
         return None
-    return sum(
-        len(session_entry_to_context_messages(e))
-        for e in context_entries[1:]
-        if position.get(id(e), at + 1) < at
-    )
+    return sum(len(session_entry_to_context_messages(e)) for e in split[0])
 
 
 def budget_input_from_session(
@@ -733,11 +802,52 @@ def budget_input_from_session(
     usable one on the branch, and the unknown state follows Pi (a compaction on the branch with
     no usable response after it). A session file does not record the system prompt or the tool
     schemas: pass them if you know them, else those categories show as unknown / 0.
+
+    One walk of the root -> leaf path (``build_context_entries``); everything else is read from
+    the context entries, so a refresh of a long session stays cheap.
     """
-    branch = session_manager.get_branch()
-    messages = session_manager.build_session_context().messages
+    context_entries = session_manager.build_context_entries()
+    messages = [m for e in context_entries for m in session_entry_to_context_messages(e)]
+    return _input_from_context(
+        session_manager,
+        context_entries,
+        messages,
+        model_context_window=model_context_window,
+        reserve_tokens=reserve_tokens,
+        keep_recent_tokens=keep_recent_tokens,
+        compaction_enabled=compaction_enabled,
+        system_prompt=system_prompt,
+        system_prompt_parts=system_prompt_parts,
+        tools=tools,
+        encoding=encoding,
+    )
+
+
+def _input_from_context(
+    session_manager: SessionManager,
+    context_entries: Sequence[Mapping[str, Any]],
+    messages: list[Mapping[str, Any]],
+    *,
+    model_context_window: int,
+    reserve_tokens: int = PI_DEFAULT_RESERVE_TOKENS,
+    keep_recent_tokens: int = PI_DEFAULT_KEEP_RECENT_TOKENS,
+    compaction_enabled: bool = True,
+    system_prompt: str | None = None,
+    system_prompt_parts: Mapping[str, str] | None = None,
+    tools: Iterable[Mapping[str, Any]] = (),
+    encoding: str = DEFAULT_ENCODING,
+) -> BudgetInput:
+    split = _split_at_compaction(context_entries)
+    last_usage = get_last_assistant_usage(context_entries)
+    compacted = False
+    kept_messages = None
+    if split is not None:
+        kept, after = split
+        kept_messages = sum(len(session_entry_to_context_messages(e)) for e in kept)
+        compacted = get_last_assistant_usage(after) is None
+        if last_usage is None:  # the last usable response is older than the kept entries
+            last_usage = get_last_assistant_usage(session_manager.get_branch())
     return BudgetInput(
-        compaction_kept_messages=_kept_message_count(branch, session_manager.build_context_entries()),
         messages=messages,
         context_window=model_context_window,
         system_prompt=system_prompt,
@@ -746,7 +856,8 @@ def budget_input_from_session(
         reserve_tokens=reserve_tokens,
         keep_recent_tokens=keep_recent_tokens,
         compaction_enabled=compaction_enabled,
-        last_usage=get_last_assistant_usage(branch),
-        compacted_since_last_usage=not has_usage_after_latest_compaction(branch),
+        last_usage=last_usage,
+        compacted_since_last_usage=compacted,
         encoding=encoding,
+        compaction_kept_messages=kept_messages,
     )

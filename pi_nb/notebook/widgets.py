@@ -25,7 +25,6 @@ from pi_nb.notebook.budget import (
     BudgetInput,
     BudgetTracker,
     TokenBudget,
-    budget_input_from_session,
 )
 from pi_nb.notebook.views import (
     FILTER_MODES,
@@ -490,16 +489,29 @@ class BudgetView(_WidgetView):
         keep_recent_tokens: int = PI_DEFAULT_KEEP_RECENT_TOKENS,
         **kwargs: Any,
     ) -> BudgetView:
-        """The budget of a session file or manager at its leaf (system prompt unknown)."""
+        """The budget of a session file or manager at its leaf (system prompt unknown unless
+        given); :meth:`refresh` re-reads the session, counting only what is new."""
         view_kwargs = {k: kwargs.pop(k) for k in ("title", "tracker", "min_interval", "live") if k in kwargs}
-        inp = budget_input_from_session(
-            load_session(session_manager),
-            model_context_window=model_context_window,
-            reserve_tokens=reserve_tokens,
-            keep_recent_tokens=keep_recent_tokens,
+        sm = load_session(session_manager)
+        tracker = view_kwargs.pop("tracker", None) or BudgetTracker(kwargs.get("encoding", DEFAULT_ENCODING))
+        session_args = {
+            "model_context_window": model_context_window,
+            "reserve_tokens": reserve_tokens,
+            "keep_recent_tokens": keep_recent_tokens,
             **kwargs,
-        )
-        return cls(inp, **view_kwargs)
+        }
+        view = cls(tracker.session_input(sm, **session_args), tracker=tracker, **view_kwargs)
+        view._session = (sm, session_args)
+        return view
+
+    _session: tuple[Any, dict[str, Any]] | None = None
+
+    def refresh(self, *, force: bool = False) -> bool:
+        """Re-read the session this view was made from (see :meth:`from_session`) and redraw."""
+        if self._session is None:
+            raise NotebookError("refresh() needs a view made with BudgetView.from_session()")
+        sm, args = self._session
+        return self.update(self.tracker.session_input(sm, **args), force=force)
 
     def to_html(self) -> str:
         return render_budget_html(self.budget, title=self.title)

@@ -211,3 +211,108 @@ def test_migrate_v1_assigns_ids_and_chain_like_pi(case: dict[str, Any]) -> None:
     assert _canonical_ids(entries) == _canonical_ids(case["response"]["result"])
     ids = [e["id"] for e in entries if e.get("type") != "session"]
     assert len(set(ids)) == len(ids)
+
+
+# ---------------------------------------------------------------------------------------------
+# live differential check (needs the oracle; the goldens above are the coverage without it)
+
+
+def _oracle_ready() -> bool:
+    sys.path.insert(0, str(rt.ORACLE_DIR))
+    try:
+        from oracle_client import oracle_available  # type: ignore[import-not-found]
+    except ImportError:
+        return False
+    return bool(oracle_available())
+
+
+def _random_scenario(seed: int) -> dict[str, Any]:
+    import random
+
+    rng = random.Random(seed)
+    refs: list[str] = []
+    ops: list[dict[str, Any]] = []
+
+    def some_ref() -> Any:
+        return rt.ref(rng.choice(refs)) if refs and rng.random() < 0.9 else "missing-id"
+
+    for i in range(rng.randint(5, 40)):
+        name = f"r{i}"
+        kind = rng.random()
+        if kind < 0.3:
+            ops.append(rt.op("appendMessage", rt.user(f"u{i} " + "é😀" * rng.randint(0, 2), i), as_=name))
+        elif kind < 0.5:
+            ops.append(rt.op("appendMessage", rt.assistant(f"a{i}", i, total=1000 + i), as_=name))
+        elif kind < 0.55:
+            ops.append(
+                rt.op(
+                    "appendCustomEntry", "ext", rng.choice([rt.UNDEF, None, {"i": i, "f": i / 7}]), as_=name
+                )
+            )
+        elif kind < 0.6:
+            ops.append(
+                rt.op(
+                    "appendLabelChange", some_ref(), rng.choice(["L", "", rt.UNDEF, f"label {i}"]), as_=name
+                )
+            )
+        elif kind < 0.68:
+            ops.append(rt.op("branch", some_ref()))
+            continue
+        elif kind < 0.71:
+            ops.append(rt.op("resetLeaf"))
+            continue
+        elif kind < 0.77:
+            ops.append(
+                rt.op(
+                    "branchWithSummary",
+                    rng.choice([some_ref(), None]),
+                    rng.choice(["", f"summary {i}"]),
+                    as_=name,
+                )
+            )
+        elif kind < 0.83:
+            ops.append(
+                rt.op(
+                    "appendCompaction",
+                    f"compacted {i}",
+                    some_ref(),
+                    100 * i,
+                    {"k": i},
+                    rng.choice([True, False]),
+                    as_=name,
+                )
+            )
+        elif kind < 0.87:
+            ops.append(rt.op("appendModelChange", "openai", f"gpt-{i}", as_=name))
+        elif kind < 0.9:
+            ops.append(rt.op("appendThinkingLevelChange", rng.choice(["low", "high"]), as_=name))
+        elif kind < 0.93:
+            ops.append(rt.op("appendSessionInfo", f" name\n{i} ", as_=name))
+        elif kind < 0.97:
+            ops.append(
+                rt.op("appendCustomMessageEntry", "note", f"note {i}", rng.choice([True, False]), as_=name)
+            )
+        else:
+            ops.append(rt.op("createBranchedSession", some_ref()))
+            continue
+        refs.append(name)
+    return {
+        "name": f"random_{seed}",
+        "start": {"kind": "create", "cwd": rt.CWD},
+        "clockStep": rng.choice([0, 250, 1000]),
+        "ops": ops,
+    }
+
+
+@pytest.mark.oracle
+@pytest.mark.skipif(not _oracle_ready(), reason="pi-oracle not installed")
+def test_random_operation_sequences_against_live_pi(tmp_path: Path) -> None:
+    scenarios = [_random_scenario(seed) for seed in range(25)]
+    pi_results = rt.run_pi_ops(scenarios)
+    for i, (sc, pi) in enumerate(zip(scenarios, pi_results, strict=True)):
+        base = tmp_path / str(i)
+        base.mkdir()
+        mine = rt.replay(json.loads(json.dumps(sc)), pi.get("sessionIds", []), str(base))
+        mine.pop("backups", None)
+        mine.pop("loadProblems", None)
+        assert mine == pi, sc["name"]

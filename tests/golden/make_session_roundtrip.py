@@ -711,8 +711,8 @@ def _resolve(value: Any, refs: dict[str, Any], base: str) -> Any:
     if isinstance(value, list):
         return [_resolve(v, refs, base) for v in value]
     if isinstance(value, dict):
-        if "$ref" in value:
-            return refs[value["$ref"]]
+        if "$ref" in value:  # a ref whose op failed stands for an id that does not exist
+            return refs.get(value["$ref"], f"unresolved-{value['$ref']}")
         if "$undefined" in value:
             return UNDEFINED
         if "$path" in value:

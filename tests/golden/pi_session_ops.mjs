@@ -59,8 +59,8 @@ function resolveArgs(value, refs) {
 	if (Array.isArray(value)) return value.map((v) => resolveArgs(v, refs));
 	if (value && typeof value === "object") {
 		if ("$ref" in value) {
-			if (!(value.$ref in refs)) throw new Error(`unknown ref ${value.$ref}`);
-			return refs[value.$ref];
+			// a ref whose op failed (no id) stands for an id that does not exist
+			return value.$ref in refs ? refs[value.$ref] : `unresolved-${value.$ref}`;
 		}
 		if ("$undefined" in value) return undefined;
 		if ("$path" in value) return join(refs.__dir, value.$path);

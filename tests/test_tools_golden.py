@@ -248,19 +248,20 @@ def test_grep_matches_pi(case: dict[str, Any], shared_tree: Path) -> None:
 
 
 @pytest.mark.parametrize("case", BASH, ids=_ids(BASH))
-def test_bash_matches_pi(case: dict[str, Any], tmp_path: Path) -> None:
-    root = tmp_path.resolve()
-    BUILD.build_tree(root)
+def test_bash_matches_pi(case: dict[str, Any], shared_tree: Path) -> None:
+    (shared_tree / "tmp").mkdir(exist_ok=True)
     try:
-        check(case, run_case(case, root), root)
+        check(case, run_case(case, shared_tree), shared_tree)
     finally:
-        shutil.rmtree(root / "tmp", ignore_errors=True)
+        shutil.rmtree(shared_tree / "tmp", ignore_errors=True)
 
 
 @pytest.mark.parametrize("case", EDIT_WRITE, ids=_ids(EDIT_WRITE))
 def test_edit_and_write_match_pi(case: dict[str, Any], tmp_path: Path) -> None:
+    """Edits and writes change files: each case gets a fresh copy of the files they touch (the
+    recording used the whole tree; these cases only look at edit/ and write/)."""
     root = tmp_path.resolve()
-    BUILD.build_tree(root)
+    BUILD.build_edit_write_tree(root)
     check(case, run_case(case, root), root)
 
 

@@ -123,6 +123,20 @@ FRONTMATTER_CASES = [
     "---\nlong: " + "x" * 2000 + "\n---",
     "---\nname: a\n---\n---\nsecond block\n---",
     "---\n" + "\n".join(f"k{i}: v{i}" for i in range(60)) + "\n---\nmany keys",
+    "---\ndescription: \"A long description\nthat continues unindented\"\n---",
+    "---\ndescription: \"A long description\n  that continues indented\"\n---",
+    "---\ndescription: 'x\n\n  y'\n---",
+    "---\n- 'x\ny'\n---",
+    "---\ntags: [a,\nb]\n---",
+    "---\ntags: [a,\n  b\n]\n---",
+    "---\na:\n  b: [1,\n   2\n  ]\n---",
+    "---\na:\n  b: [1,\n   2\n ]\n---",
+    "---\na: {x: 1,\ny: 2}\n---",
+    "---\na: [1,\n# c\n 2]\n---",
+    "---\n: a: b\n---",
+    "---\n: - x\n---",
+    "---\n:\n  a: b\n---",
+    "---\n'x\ny'\n---",
 ]
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pi_nb import (
     EntryNotFoundError,
@@ -856,3 +858,61 @@ def test_session_name() -> None:
     assert s.get_session_name() is None
     with pytest.raises(InvalidEntryError):
         s.append_session_info(42)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# property: whatever was appended comes back from the file
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("user"), st.text(max_size=20)),
+        st.tuples(st.just("assistant"), st.text(max_size=20)),
+        st.tuples(st.just("custom"), st.integers()),
+        st.tuples(st.just("label"), st.integers(0, 50)),
+        st.tuples(st.just("branch"), st.integers(0, 50)),
+        st.tuples(st.just("summary"), st.integers(0, 50)),
+        st.tuples(st.just("reset"), st.none()),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(OPS)
+def test_reload_gives_back_entries_tree_and_context(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, Any]]
+) -> None:
+    directory = tmp_path_factory.mktemp("prop")
+    s = SessionManager.create("/tmp/proj", str(directory))
+    ids: list[str] = []
+    for kind, arg in ops:
+        if kind == "user":
+            ids.append(s.append_message(user_msg(arg)))
+        elif kind == "assistant":
+            ids.append(s.append_message(assistant_msg(arg)))
+        elif kind == "custom":
+            ids.append(s.append_custom_entry("c", {"n": arg}))
+        elif kind == "reset":
+            s.reset_leaf()
+        elif ids:
+            target = ids[arg % len(ids)]
+            if kind == "label":
+                ids.append(s.append_label_change(target, f"l{arg}"))
+            elif kind == "branch":
+                s.branch(target)
+            else:
+                ids.append(s.branch_with_summary(target, f"s{arg}"))
+    path = s.get_session_file()
+    assert path is not None
+    if not any(k == "assistant" for k, _ in ops):
+        assert not os.path.exists(path)  # Pi's rule: no answer, no file
+        return
+    reloaded = SessionManager.open(path)
+    assert reloaded.load_problems == []
+    assert reloaded.get_entries() == s.get_entries()
+    assert [n.to_dict() for n in reloaded.get_tree()] == [n.to_dict() for n in s.get_tree()]
+    last = s.get_entries()[-1]["id"]
+    s.branch(last)  # a reload puts the leaf on the last entry
+    assert reloaded.build_session_context() == s.build_session_context()
+    assert reloaded.get_session_id() == s.get_session_id()

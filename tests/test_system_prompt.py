@@ -235,3 +235,18 @@ def test_guidelines_are_unique_and_end_with_the_two_fixed_ones(tools: list[str],
         "- Show file paths clearly when working with files",
     ]
     assert p.endswith("\nCurrent working directory: /w")
+
+
+# --- tool-system-prompt-contributions.test.ts ----------------------------------------------------
+
+
+def test_each_builtin_tool_carries_its_contribution(tmp_path: Path) -> None:
+    from pi_nb.tools import create_all_tools
+    from pi_nb.tools.bash import create_bash_tool
+
+    tools = create_all_tools(str(tmp_path))
+    assert set(tools) == set(BUILTIN_TOOL_SNIPPETS)
+    for name, tool in tools.items():
+        assert tool.prompt_snippet == BUILTIN_TOOL_SNIPPETS[name]
+        assert tuple(tool.prompt_guidelines or ()) == BUILTIN_TOOL_GUIDELINES[name]
+    assert create_bash_tool(str(tmp_path), expose_session_environment=False).prompt_guidelines is None

@@ -28,7 +28,6 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,6 @@ from pi_nb import (
     CompactionSettings,
     SessionManager,
     build_session_context,
-    calculate_context_tokens,
     convert_to_llm,
     estimate_context_tokens,
     prepare_compaction,
@@ -92,12 +90,6 @@ def jsonish(value: Any) -> Any:
         return v
 
     return json.loads(js_stringify(convert(value)))
-
-
-def iso_ms(iso: str) -> int:
-    """``new Date(iso).getTime()`` for the ISO timestamps session entries carry (exact, no float)."""
-    moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
 
 
 def text_of(message: dict[str, Any]) -> str:
@@ -177,6 +169,7 @@ def test_golden_files_cover_the_issue() -> None:
     assert "(50.0KB limit)" in texts[2]
     assert {r["name"] for r in COMPACTION["scenarios"]} == set(e2e.SCENARIOS)
     assert all(r["compactions"] for r in COMPACTION["scenarios"])
+    assert RECORDS["overflow"]["skippedCheckpoints"]
 
 
 def test_tool_results_equal_pis_tools(project: Path, tmp_path: Path) -> None:
@@ -299,77 +292,6 @@ def test_fresh_session_file_has_the_committed_structure(project: Path, tmp_path:
 # compaction on an 8,000-token window
 
 
-def _last_assistant(state: list[dict[str, Any]]) -> dict[str, Any] | None:
-    return next((m for m in reversed(state) if m.get("role") == "assistant"), None)
-
-
-def _usage_rule(msg: dict[str, Any], latest: dict[str, Any] | None, window: int) -> bool:
-    """Pi's ``_checkCompaction`` threshold case for a healthy response (spec §7.8)."""
-    if latest is not None and msg["timestamp"] <= iso_ms(latest["timestamp"]):
-        return False  # the response is older than the latest compaction: stale usage
-    assert msg["stopReason"] in ("stop", "toolUse")  # no error, no length stop, no overflow here
-    assert msg["usage"]["input"] <= window
-    tokens = calculate_context_tokens(msg["usage"])
-    assert tokens > 0
-    return tokens > window - e2e.COMPACTION["reserveTokens"]
-
-
-def walk_checkpoints(conv: e2e.Conversation) -> list[dict[str, Any]]:
-    """Re-decide every checkpoint the conversation passed with Pi's rules (spec §7.8), from the
-    recorded events, and pair it with what happened (a ``compaction_start`` right after it)."""
-    entries = conv.session_manager.get_entries()
-    compactions = iter([e for e in entries if e["type"] == "compaction"])
-    events = conv.events
-    state: list[dict[str, Any]] = []
-    latest: dict[str, Any] | None = None
-    window = 0
-    out: list[dict[str, Any]] = []
-
-    def nxt(i: int, skip: tuple[str, ...] = ()) -> str | None:
-        for ev in events[i + 1 :]:
-            if ev["type"] not in skip:
-                return str(ev["type"])
-        return None
-
-    for i, ev in enumerate(events):
-        kind = ev["type"]
-        decided: tuple[str, bool] | None = None
-        if kind == "_prompt":
-            window = ev["window"]
-            last = _last_assistant(state)
-            if last is not None:
-                decided = ("pre_prompt", _usage_rule(last, latest, window))
-        elif kind == "message_end":
-            state.append(ev["message"])
-        elif kind == "turn_end":
-            if nxt(i, ("compaction_start", "compaction_end")) == "turn_start":  # the run goes on
-                tokens = estimate_context_tokens(state).tokens
-                decided = ("between_turns", window > 0 and tokens > window - e2e.COMPACTION["reserveTokens"])
-        elif kind == "agent_end":
-            last = _last_assistant(state)
-            assert last is not None
-            decided = ("after_run", _usage_rule(last, latest, window))
-        elif kind == "compaction_end":
-            assert ev["result"] is not None and not ev["aborted"] and ev["willRetry"] is False
-            latest = next(compactions)
-            state = list(build_session_context(entries, latest["id"]).messages)
-        if decided is not None:
-            fired = nxt(i) == "compaction_start"
-            end = next((e for e in events[i + 1 :] if e["type"] == "compaction_end"), None) if fired else None
-            out.append(
-                {
-                    "checkpoint": decided[0],
-                    "expected": decided[1],
-                    "fired": fired,
-                    "leaf": ev["_leaf"],
-                    "requests": ev["_requests"],  # model requests sent before the checkpoint
-                    "requestsAfter": end["_requests"] if end else None,  # ... and once it compacted
-                }
-            )
-    assert next(compactions, None) is None  # every compaction entry was announced by an event
-    return out
-
-
 @pytest.mark.parametrize("name", list(e2e.SCENARIOS))
 def test_compacts_at_the_checkpoint_pi_would_use(name: str, project: Path, tmp_path: Path) -> None:
     conv = e2e.run_scenario(name, project, tmp_path / "sessions")
@@ -377,23 +299,29 @@ def test_compacts_at_the_checkpoint_pi_would_use(name: str, project: Path, tmp_p
     entries = sm.get_entries()
     by_id = {e["id"]: e for e in entries}
     compactions = [e for e in entries if e["type"] == "compaction"]
-    checkpoints = walk_checkpoints(conv)
+    checkpoints = e2e.walk_checkpoints(conv)
 
-    # every checkpoint agrees with Pi's rules; an expected compaction only stays away when Pi's
-    # prepareCompaction has nothing to cut
+    # every checkpoint agrees with Pi's rules; an expected threshold compaction only stays away
+    # when prepareCompaction has nothing to cut (Pi then skips without an event)
+    skipped = 0
     for cp in checkpoints:
-        if cp["expected"] and not cp["fired"]:
-            branch = sm.get_branch(cp["leaf"]) if cp["leaf"] else []
-            assert prepare_compaction(branch, SETTINGS) is None, cp
+        if cp["expected"] == "threshold" and cp["fired"] is None:
+            assert prepare_compaction(sm.get_branch(cp["leaf"]), SETTINGS) is None, cp
+            skipped += 1
         else:
             assert cp["fired"] == cp["expected"], cp
     fired = [cp for cp in checkpoints if cp["fired"]]
     assert len(fired) == len(compactions) >= 1
-    assert {cp["checkpoint"] for cp in fired} == {name}
-    if name != "pre_prompt":
+    assert {(cp["checkpoint"], cp["fired"]) for cp in fired} == e2e.SCENARIOS[name][2]
+    assert all(cp["willRetry"] == (cp["fired"] == "overflow") for cp in fired)
+    if name in ("between_turns", "after_run"):
         assert len(compactions) >= 2  # a long conversation: the second one updates a previous summary
-    starts = [e for e in conv.events if e["type"] == "compaction_start"]
-    assert [e["reason"] for e in starts] == ["threshold"] * len(compactions)
+    if name == "overflow":
+        assert skipped >= 1  # between turns after reading big.txt: over the threshold, nothing to cut
+        errors = [
+            e["message"] for e in message_entries(sm, "assistant") if e["message"]["stopReason"] == "error"
+        ]
+        assert len(errors) == 1 and errors[0]["errorMessage"].startswith("prompt is too long: ")
 
     for n, (comp, cp) in enumerate(zip(compactions, fired, strict=True)):
         # the entry: on the path, a real message entry where Pi may cut, and the estimate before it
@@ -413,6 +341,9 @@ def test_compacts_at_the_checkpoint_pi_would_use(name: str, project: Path, tmp_p
         if name == "between_turns":
             assert last["role"] == "toolResult" and by_id[comp["parentId"]]["message"] is last
             assert after is not None and after["message"]["role"] == "assistant"  # the run went on
+        elif name == "overflow":
+            assert last["role"] == "assistant" and last["stopReason"] == "error"
+            assert after is not None and after["message"]["role"] == "assistant"  # the retry
         else:
             assert last["role"] == "assistant" and last["stopReason"] == "stop"
             assert after is None or after["message"]["role"] == "user"
@@ -449,12 +380,15 @@ def test_compacts_at_the_checkpoint_pi_would_use(name: str, project: Path, tmp_p
         assert request[0]["content"] == [
             {"type": "text", "text": PI_COMPACTION_PREFIX + summary + PI_COMPACTION_SUFFIX}
         ]
-        assert request[0]["timestamp"] == iso_ms(comp["timestamp"])
+        assert request[0]["timestamp"] == e2e.iso_ms(comp["timestamp"])
         context = jsonish(convert_to_llm(build_session_context(entries, comp["id"]).messages))
+        if cp["willRetry"]:
+            assert context[-1]["stopReason"] == "error"
+            context = context[:-1]  # the failed response stays in the file, not in the retry
         assert jsonish(request[: len(context)]) == context
         rest = request[len(context) :]
-        if name == "between_turns":
-            assert rest == []  # the same run continues from the rebuilt context
+        if name in ("between_turns", "overflow"):
+            assert rest == []  # the same run continues (retries) from the rebuilt context
         else:
             assert [m["role"] for m in rest] == ["user"]  # the new prompt follows the context
 
@@ -501,3 +435,8 @@ def test_committed_compaction_sessions_match_pi(name: str, tmp_path: Path) -> No
         assert first["role"] == "user" and first["content"][0]["text"] == (
             PI_COMPACTION_PREFIX + comp["summary"] + PI_COMPACTION_SUFFIX
         )
+    # where the threshold was crossed but nothing could be cut, Pi's prepareCompaction agrees
+    for skipped in record["skippedCheckpoints"]:
+        answer = skipped["prepareCompaction"]
+        assert answer["ok"] and answer["result"] is None
+        assert prepare_compaction(sm.get_branch(skipped["leaf"]), SETTINGS) is None

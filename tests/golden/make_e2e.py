@@ -43,6 +43,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -245,16 +246,28 @@ def scenario_pre_prompt(conv: Conversation) -> None:
     conv.prompt(chat_prompt(k + 2))
 
 
-SCENARIOS: dict[str, tuple[int, Callable[[Conversation], None]]] = {
-    "between_turns": (WINDOW, scenario_between_turns),
-    "after_run": (WINDOW, scenario_after_run),
-    "pre_prompt": (128_000, scenario_pre_prompt),
+def scenario_overflow(conv: Conversation) -> None:
+    """The issue's prompt on the 8,000-token window: ``big.txt`` (about 7,000 estimated tokens once
+    cut to 2,000 lines) cannot fit. Between turns Pi's threshold is crossed but there is nothing to
+    cut (the only recent entry is the huge tool result, which is no cut point), so the request goes
+    out, overflows (``prompt is too long``), and Pi compacts and retries once (``willRetry``)."""
+    for day in range(1, 4):
+        conv.prompt(note_prompt(day))
+    conv.prompt(TOOL_PROMPTS[0])
+    conv.prompt(note_prompt(4))
+
+
+SCENARIOS: dict[str, tuple[int, Callable[[Conversation], None], set[tuple[str, str]]]] = {
+    "between_turns": (WINDOW, scenario_between_turns, {("between_turns", "threshold")}),
+    "after_run": (WINDOW, scenario_after_run, {("after_run", "threshold")}),
+    "pre_prompt": (128_000, scenario_pre_prompt, {("pre_prompt", "threshold")}),
+    "overflow": (WINDOW, scenario_overflow, {("after_run", "overflow")}),
 }
-"""name -> (starting context window, driver)."""
+"""name -> (starting context window, driver, the (checkpoint, reason) pairs its compactions have)."""
 
 
 def run_scenario(name: str, project: Path, session_dir: Path) -> Conversation:
-    window, driver = SCENARIOS[name]
+    window, driver, _ = SCENARIOS[name]
     conv = start_conversation(project, session_dir, window=window, compaction=COMPACTION)
     driver(conv)
     return conv
@@ -273,6 +286,112 @@ def tool_results(conv: Conversation) -> list[dict[str, Any]]:
         for e in conv.session_manager.get_entries()
         if e["type"] == "message" and e["message"]["role"] == "toolResult"
     ]
+
+
+# --------------------------------------------------------------------------------------------
+# Pi's checkpoint rules (spec §7.8), re-decided from a conversation's events
+
+
+def iso_ms(iso: str) -> int:
+    """``new Date(iso).getTime()`` for the ISO timestamps session entries carry (exact, no float)."""
+    moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+
+
+def _last_assistant(state: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return next((m for m in reversed(state) if m.get("role") == "assistant"), None)
+
+
+def check_compaction_rule(
+    msg: dict[str, Any], latest: dict[str, Any] | None, window: int, attempted: bool
+) -> str | None:
+    """Pi's ``_checkCompaction(msg)`` for the responses these scenarios produce: the reason it
+    compacts with (``"threshold"`` / ``"overflow"``) or None. Same provider/model throughout."""
+    from pi_nb import calculate_context_tokens, is_context_overflow
+
+    if latest is not None and msg["timestamp"] <= iso_ms(latest["timestamp"]):
+        return None  # older than the latest compaction: stale usage
+    if msg["stopReason"] == "error":
+        assert is_context_overflow(msg, window), msg.get("errorMessage")
+        return None if attempted else "overflow"  # compact and retry once
+    assert msg["stopReason"] in ("stop", "toolUse")  # no length stop in these scenarios
+    assert not is_context_overflow(msg, window)
+    tokens = calculate_context_tokens(msg["usage"])
+    assert tokens > 0
+    return "threshold" if tokens > window - COMPACTION["reserveTokens"] else None
+
+
+def walk_checkpoints(conv: Conversation) -> list[dict[str, Any]]:
+    """Every checkpoint the conversation passed, re-decided with Pi's rules from the recorded
+    events, paired with what happened (``compaction_start`` right after it, and its reason).
+
+    ``expected`` is the reason Pi compacts with there (or None). A threshold compaction that is
+    expected but did not happen is only right when ``prepareCompaction`` has nothing to cut
+    (Pi then skips silently); the caller checks that with ``leaf``."""
+    from pi_nb import build_session_context, estimate_context_tokens
+
+    entries = conv.session_manager.get_entries()
+    compactions = iter([e for e in entries if e["type"] == "compaction"])
+    events = conv.events
+    state: list[dict[str, Any]] = []
+    latest: dict[str, Any] | None = None
+    window = 0
+    attempted = False  # Pi's _overflowRecoveryAttempted
+    out: list[dict[str, Any]] = []
+
+    def after(i: int, skip: tuple[str, ...] = ()) -> dict[str, Any] | None:
+        return next((ev for ev in events[i + 1 :] if ev["type"] not in skip), None)
+
+    for i, ev in enumerate(events):
+        kind = ev["type"]
+        decided: tuple[str, str | None] | None = None
+        if kind == "_prompt":
+            window = ev["window"]
+            last = _last_assistant(state)
+            if last is not None:
+                decided = ("pre_prompt", check_compaction_rule(last, latest, window, attempted))
+        elif kind == "message_end":
+            msg = ev["message"]
+            state.append(msg)
+            if msg["role"] == "user" or (
+                msg["role"] == "assistant" and msg["stopReason"] not in ("error", "length")
+            ):
+                attempted = False
+        elif kind == "turn_end":
+            nxt = after(i, ("compaction_start", "compaction_end"))
+            if nxt is not None and nxt["type"] == "turn_start":  # the run goes on: prepareNextTurn
+                tokens = estimate_context_tokens(state).tokens
+                over = window > 0 and tokens > window - COMPACTION["reserveTokens"]
+                decided = ("between_turns", "threshold" if over else None)
+        elif kind == "agent_end":
+            last = _last_assistant(state)
+            assert last is not None
+            decided = ("after_run", check_compaction_rule(last, latest, window, attempted))
+        elif kind == "compaction_end":
+            assert ev["result"] is not None and not ev["aborted"]
+            latest = next(compactions)
+            state = list(build_session_context(entries, latest["id"]).messages)
+            if ev["willRetry"] and state and state[-1].get("stopReason") in ("error", "length"):
+                state = state[:-1]  # the failed response stays in the file, not in the retry
+        if decided is not None:
+            nxt = after(i)
+            fired = nxt is not None and nxt["type"] == "compaction_start"
+            if decided[1] == "overflow":
+                attempted = True
+            end = next((e for e in events[i + 1 :] if e["type"] == "compaction_end"), None) if fired else None
+            out.append(
+                {
+                    "checkpoint": decided[0],
+                    "expected": decided[1],
+                    "fired": nxt["reason"] if fired and nxt is not None else None,
+                    "willRetry": end["willRetry"] if end else None,
+                    "leaf": ev["_leaf"],
+                    "requests": ev["_requests"],  # model requests sent before the checkpoint
+                    "requestsAfter": end["_requests"] if end else None,  # ... and once it compacted
+                }
+            )
+    assert next(compactions, None) is None  # every compaction entry was announced by an event
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -417,6 +536,8 @@ def main() -> int:
                         if e["type"] == "message" and e["message"]["role"] == "user"
                     ]
                     prefix = llm["result"]
+                    if prefix and prefix[-1].get("stopReason") in ("error", "length"):
+                        prefix = prefix[:-1]  # an overflow retry leaves the failed response out
                     firsts = [
                         r["context"]["messages"]
                         for r in conv.requests
@@ -431,7 +552,26 @@ def main() -> int:
                     mine_llm = json.loads(
                         js_stringify(convert_to_llm(_context_at(conv.session_manager, entry["id"])))
                     )
-                    _check(mine_llm == prefix, f"{name}: pi_nb converts the context like Pi", problems)
+                    _check(mine_llm == llm["result"], f"{name}: pi_nb converts the context like Pi", problems)
+                skipped = []
+                for cp in walk_checkpoints(conv):
+                    if cp["expected"] and not cp["fired"]:
+                        branch = o.request(
+                            "SessionManager.inspect", {"path": str(fixture), "fromId": cp["leaf"]}
+                        )["result"]["branch"]
+                        prep = o.request(
+                            "prepareCompaction",
+                            {"entries": branch, "settings": {"enabled": True, **COMPACTION}},
+                        )
+                        _check(
+                            prep["ok"] and prep["result"] is None,
+                            f"{name}: Pi has nothing to cut at the skipped {cp['checkpoint']} checkpoint",
+                            problems,
+                        )
+                        skipped.append(
+                            {"checkpoint": cp["checkpoint"], "leaf": cp["leaf"], "prepareCompaction": prep}
+                        )
+                record["skippedCheckpoints"] = skipped
                 records.append(record)
             _write_json(
                 GOLDEN / "e2e_compaction.json",

@@ -531,3 +531,21 @@ def test_budget_html_levels() -> None:
     assert "color:#15803d;font-weight:700" in html_for(500)
     assert "color:#d97706;font-weight:700" in html_for(800)
     assert "color:#dc2626;font-weight:700" in html_for(950)
+
+
+def test_package_exports_resolve_lazily() -> None:
+    import subprocess
+    import sys
+
+    import pi_nb.notebook as nb
+
+    for name in nb.__all__:
+        assert getattr(nb, name) is not None
+    with pytest.raises(AttributeError):
+        nb.does_not_exist  # noqa: B018
+    code = (
+        "import sys, pi_nb.notebook\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'pandas','matplotlib','ipywidgets','IPython'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -28,10 +28,13 @@ _LAZY: dict[str, str] = {
     "KeepRecentWindow": "budget",
     "TokenBudget": "budget",
     "budget_input_from_session": "budget",
+    "compaction_kept_messages": "budget",
     "compute_budget": "budget",
     "context_level": "budget",
     "format_tokens": "budget",
     "get_context_usage": "budget",
+    "has_usage_after_latest_compaction": "budget",
+    "message_category": "budget",
     # static views
     "SessionTreeModel": "views",
     "TruncationReport": "views",
@@ -59,6 +62,8 @@ _LAZY: dict[str, str] = {
     "tool_results_df": "frames",
     "usage_df": "frames",
     # plots
+    "composition_series": "plots",
+    "context_series": "plots",
     "plot_context_tokens": "plots",
     "plot_token_composition": "plots",
     "plot_truncation": "plots",

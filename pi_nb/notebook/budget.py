@@ -826,7 +826,7 @@ def budget_input_from_session(
 def _input_from_context(
     session_manager: SessionManager,
     context_entries: Sequence[Mapping[str, Any]],
-    messages: list[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
     *,
     model_context_window: int,
     reserve_tokens: int = PI_DEFAULT_RESERVE_TOKENS,

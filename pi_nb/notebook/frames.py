@@ -116,6 +116,10 @@ class LoadedSession:
         return {"on_active_branch": entry_id in self.active_ids, "in_context": entry_id in self.context_ids}
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _session_files(path: str) -> list[str]:
     if os.path.isdir(path):
         found: list[str] = []
@@ -253,7 +257,7 @@ def _role(entry: Mapping[str, Any]) -> str | None:
 def _short(entry: Mapping[str, Any], limit: int = 200) -> str:
     etype = entry.get("type")
     if etype == "message":
-        msg = entry.get("message") if isinstance(entry.get("message"), Mapping) else {}
+        msg = _mapping(entry.get("message"))
         if msg.get("role") == "bashExecution":
             text = str(msg.get("command") or "")
         else:
@@ -512,8 +516,8 @@ def tool_results_df(source: SessionSource, *, strict: bool = True) -> Any:
             if not isinstance(m, Mapping) or m.get("role") != "toolResult":
                 continue
             eid = str(e.get("id"))
-            details = m.get("details") if isinstance(m.get("details"), Mapping) else {}
-            trunc = details.get("truncation") if isinstance(details.get("truncation"), Mapping) else {}
+            details = _mapping(m.get("details"))
+            trunc = _mapping(details.get("truncation"))
             call = calls.get(str(m.get("toolCallId")))
             text = _text(m.get("content"))
             row = s.base(e)
@@ -655,9 +659,10 @@ def compactions_df(source: SessionSource, *, strict: bool = True) -> Any:
                 continue
             eid = str(e.get("id"))
             after = build_session_context(s.entries, eid).messages
-            details = e.get("details") if isinstance(e.get("details"), Mapping) else {}
-            usage = e.get("usage") if isinstance(e.get("usage"), Mapping) else {}
-            summary = e.get("summary") if isinstance(e.get("summary"), str) else ""
+            details = _mapping(e.get("details"))
+            usage = _mapping(e.get("usage"))
+            raw_summary = e.get("summary")
+            summary = raw_summary if isinstance(raw_summary, str) else ""
             row = s.base(e)
             row.update(
                 tokens_before=e.get("tokensBefore"),

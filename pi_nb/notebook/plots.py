@@ -88,10 +88,10 @@ def context_series(source: Any) -> dict[str, Any]:
     ``compaction``, ``branch_summary``, ``branch_point`` or ``model_change``.
     """
     sm = load_session(source)
-    path = sm.get_branch()
+    path: list[Mapping[str, Any]] = list(sm.get_branch())
     children: dict[str, int] = {}
-    for e in sm.get_entries():
-        p = e.get("parentId")
+    for entry in sm.get_entries():
+        p = entry.get("parentId")
         if p is not None:
             children[str(p)] = children.get(str(p), 0) + 1
     turns: list[tuple[int, str, int]] = []
@@ -104,9 +104,9 @@ def context_series(source: Any) -> dict[str, Any]:
             if tokens is not None:
                 turns.append((i, eid, tokens))
         elif etype == "compaction":
-            markers.append(
-                (i, "compaction", eid, f"compaction ({format_tokens(e.get('tokensBefore') or 0)} before)")
-            )
+            before = e.get("tokensBefore")
+            size = format_tokens(before) if isinstance(before, (int, float)) else "?"
+            markers.append((i, "compaction", eid, f"compaction ({size} before)"))
         elif etype == "branch_summary":
             markers.append((i, "branch_summary", eid, f"branch summary (from {e.get('fromId')})"))
         elif etype == "model_change":

@@ -89,6 +89,11 @@ COLORS: dict[str, str] = {
 _EXTRA_PART_COLORS = ("#0e7490", "#7c3aed", "#db2777", "#65a30d", "#ea580c")
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else an empty one (for optional object fields)."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def escape(text: object) -> str:
     """HTML-escape any value (quotes too: the text may end up in an attribute)."""
     return html.escape(str(text), quote=True)
@@ -475,11 +480,7 @@ class SessionTreeModel:
                 stop = msg.get("stopReason")
                 if not _has_text(msg.get("content")) and not (stop and stop not in ("stop", "toolUse")):
                     return False
-        role = (
-            entry.get("message", {}).get("role")
-            if etype == "message" and isinstance(entry.get("message"), Mapping)
-            else None
-        )
+        role = _mapping(entry.get("message")).get("role") if etype == "message" else None
         if mode == "user-only":
             return etype == "message" and role == "user"
         if mode == "no-tools":
@@ -734,7 +735,7 @@ class SessionTreeModel:
         """``(title, text, kind, detail)`` as Pi's tree selector shows the entry."""
         etype = entry.get("type")
         if etype == "message":
-            msg = entry.get("message") if isinstance(entry.get("message"), Mapping) else {}
+            msg = _mapping(entry.get("message"))
             role = msg.get("role")
             if role == "user":
                 return "user:", _normalize(_extract_content(msg.get("content")))[:200], "user", ""
@@ -743,7 +744,7 @@ class SessionTreeModel:
                 calls = [
                     format_tool_call(
                         str(b.get("name")),
-                        b.get("arguments") if isinstance(b.get("arguments"), Mapping) else {},
+                        _mapping(b.get("arguments")),
                     )
                     for b in msg.get("content") or []
                     if isinstance(b, Mapping) and b.get("type") == "toolCall"
@@ -763,7 +764,7 @@ class SessionTreeModel:
             if role == "toolResult":
                 call = self._tool_calls.get(str(msg.get("toolCallId")))
                 title = format_tool_call(*call) if call else f"[{msg.get('toolName') or 'tool'}]"
-                details = msg.get("details") if isinstance(msg.get("details"), Mapping) else {}
+                details = _mapping(msg.get("details"))
                 trunc = details.get("truncation") if isinstance(details.get("truncation"), Mapping) else None
                 note = ""
                 if trunc and trunc.get("truncated"):
@@ -1253,7 +1254,11 @@ class TruncationReport:
             )
         if self.cut_offset is not None:
             lines.append(f"cut at byte {self.cut_offset} of the full output")
-        if self.naive_cut_offset is not None and self.naive_cut_offset != self.cut_offset:
+        if (
+            self.cut_offset is not None
+            and self.naive_cut_offset is not None
+            and self.naive_cut_offset != self.cut_offset
+        ):
             lines.append(
                 f"UTF-8 boundary: {self.cut_offset - self.naive_cut_offset} continuation byte(s) skipped "
                 f"after byte {self.naive_cut_offset} so the kept text starts on a whole character"
@@ -1360,7 +1365,7 @@ def truncation_report(
     msg = tool_result.get("message") if tool_result.get("type") == "message" else tool_result
     if not isinstance(msg, Mapping) or msg.get("role") != "toolResult":
         raise NotebookError("truncation_report() needs a toolResult message (or its session entry)")
-    details = msg.get("details") if isinstance(msg.get("details"), Mapping) else {}
+    details = _mapping(msg.get("details"))
     stored_dict = details.get("truncation")
     stored: TruncationResult | None = None
     if isinstance(stored_dict, Mapping):

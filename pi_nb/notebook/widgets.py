@@ -33,6 +33,7 @@ from pi_nb.notebook.views import (
     StaticView,
     TreeRow,
     TruncationReport,
+    _mapping,
     escape,
     load_session,
     render_budget_html,
@@ -277,7 +278,7 @@ class SessionTreeView(_WidgetView):
         if label:
             rows.append(("label", label))
         if entry.get("type") == "compaction":
-            details = entry.get("details") if isinstance(entry.get("details"), Mapping) else {}
+            details = _mapping(entry.get("details"))
             rows.append(("read files", ", ".join(map(str, details.get("readFiles", []) or []))))
             rows.append(("modified files", ", ".join(map(str, details.get("modifiedFiles", []) or []))))
         body = "".join(

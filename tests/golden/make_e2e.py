@@ -16,11 +16,13 @@ What it records (the tests in tests/test_e2e_offline.py replay it without Node):
   :data:`TOOL_PROMPTS` (committed as written, absolute temp paths included), and in
   ``tests/golden/e2e_session.json`` what the real Pi sees when it opens that file
   (``SessionManager.inspect`` with the tree, ``SessionManager.buildSessionContext`` at the leaf).
-* ``tests/fixtures/e2e/compaction_<name>.jsonl``: the session files of the three compaction
-  scenarios (:data:`SCENARIOS`, an 8,000-token window), and in ``tests/golden/e2e_compaction.json``
-  Pi's view of each: ``inspect``, the context at the leaf and at every compaction entry (plus
-  ``convertToLlm`` of it: what the next request starts with), the branch up to each compaction's
-  parent and Pi's ``prepareCompaction`` of that branch (where Pi would cut, ``tokensBefore``).
+* ``tests/fixtures/e2e/compaction_<name>.jsonl``: the session files of the four compaction
+  scenarios (:data:`SCENARIOS`, an 8,000-token window: one per checkpoint of spec §7.8 plus the
+  issue's prompt overflowing), and in ``tests/golden/e2e_compaction.json`` Pi's view of each:
+  ``inspect``, the context at the leaf and at every compaction entry (plus ``convertToLlm`` of it:
+  what the next request starts with), the branch up to each compaction's parent and Pi's
+  ``prepareCompaction`` of that branch (where Pi would cut, ``tokensBefore``), and Pi's
+  ``prepareCompaction`` at each checkpoint that crossed the threshold without compacting.
 
 The generator also checks, while it records, that pi_nb's tool results equal Pi's and that the
 next model request after each compaction starts with Pi's converted context; it exits non-zero

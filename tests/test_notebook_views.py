@@ -549,3 +549,45 @@ def test_package_exports_resolve_lazily() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _assert_balanced(html: str) -> None:
+    from html.parser import HTMLParser
+
+    void = {"br", "img", "hr", "meta", "input"}
+
+    class Checker(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stack: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: Any) -> None:
+            if tag not in void:
+                self.stack.append(tag)
+
+        def handle_endtag(self, tag: str) -> None:
+            assert self.stack and self.stack[-1] == tag, (tag, self.stack[-3:])
+            self.stack.pop()
+
+    checker = Checker()
+    checker.feed(html)
+    checker.close()
+    assert checker.stack == []
+    assert "<script" not in html and "<style" not in html and "http" not in html  # self-contained
+
+
+def test_static_html_is_well_formed_and_self_contained(tmp_path: Path) -> None:
+    sm = load_session(FIXTURE)
+    _assert_balanced(render_tree_html(SessionTreeModel(sm)))
+    model = SessionTreeModel(_big_session(3000))
+    model.fold_branches()
+    _assert_balanced(render_tree_html(model))
+    _assert_balanced(
+        render_budget_html(compute_budget(budget_input_from_session(sm, model_context_window=4000)))
+    )
+    sm.branch("e12")
+    _assert_balanced(
+        render_budget_html(compute_budget(budget_input_from_session(sm, model_context_window=4000)))
+    )
+    for text, mode in (("a\n" * 3000, "head"), ("é" * 30000 + "x", "tail"), ("ok\n", "head")):
+        _assert_balanced(render_truncation_html(truncation_report_for_text(text, mode)))  # type: ignore[arg-type]

@@ -331,3 +331,40 @@ def test_kernel_detection_with_a_shell(monkeypatch: pytest.MonkeyPatch) -> None:
     assert widgets_mod.kernel_has_comms() is True
     monkeypatch.setattr(IPython, "get_ipython", lambda: None)
     assert widgets_mod.kernel_has_comms() is False
+
+
+def test_pis_own_session_renders_in_every_view_frame_and_plot() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pi_nb.notebook import frames, plots
+
+    sm = load_session(FIXTURE)
+    views: list[Any] = [session_tree(FIXTURE), token_budget(FIXTURE, model_context_window=200_000)]
+    for entry in sm.get_entries():
+        if entry["type"] == "message" and entry["message"]["role"] == "toolResult":
+            views.append(tool_result_truncation(entry))
+    assert len(views) == 2 + 4
+    for view in views:
+        bundle = view._repr_mimebundle_()
+        assert bundle["text/plain"] and bundle["text/html"].startswith("<div")
+        view.widget()
+    sizes = {
+        f.__name__: len(f(FIXTURE))
+        for f in (
+            frames.entries_df,
+            frames.messages_df,
+            frames.tool_results_df,
+            frames.usage_df,
+            frames.compactions_df,
+        )
+    }
+    assert sizes == {
+        "entries_df": 24,
+        "messages_df": 20,
+        "tool_results_df": 4,
+        "usage_df": 8,
+        "compactions_df": 1,
+    }
+    for plot in (plots.plot_context_tokens, plots.plot_token_composition, plots.plot_truncation):
+        assert plot(FIXTURE).axes

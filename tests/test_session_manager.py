@@ -868,7 +868,8 @@ OPS = st.lists(
     st.one_of(
         st.tuples(st.just("user"), st.text(max_size=20)),
         st.tuples(st.just("assistant"), st.text(max_size=20)),
-        st.tuples(st.just("custom"), st.integers()),
+        # (an int past 2**53 is a double in JavaScript and is written as Pi would write it: rounded)
+        st.tuples(st.just("custom"), st.integers(-(2**53) + 1, 2**53 - 1)),
         st.tuples(st.just("label"), st.integers(0, 50)),
         st.tuples(st.just("branch"), st.integers(0, 50)),
         st.tuples(st.just("summary"), st.integers(0, 50)),

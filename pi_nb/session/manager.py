@@ -473,7 +473,7 @@ class SessionManager:
             return
         if not contents.ends_with_newline:
             ensure_trailing_newline(self._session_file, lock_timeout=self._lock_timeout)
-        self._load_entries(contents.entries)
+        self._load_entries(contents.entries, checked=True)
         self._flushed = True
 
     @_synchronized
@@ -514,10 +514,16 @@ class SessionManager:
         *,
         session_id: str | None = None,
         parent_session: str | None = None,
+        checked: bool = False,
     ) -> None:
-        header = next((e for e in entries if isinstance(e, dict) and e.get("type") == "session"), None)
+        """``checked``: ``entries`` is a fresh list of dicts from :func:`read_session_file` (header
+        first), so it is taken over as it is."""
+        if checked:
+            header: dict[str, Any] | None = entries[0]
+        else:
+            header = next((e for e in entries if isinstance(e, dict) and e.get("type") == "session"), None)
         if header is not None:
-            self._file_entries = [e for e in entries if isinstance(e, dict)]
+            self._file_entries = entries if checked else [e for e in entries if isinstance(e, dict)]
             if len(self._file_entries) != len(entries):
                 raise InvalidEntryError("session entries must be objects (dicts)")
             self._header = header

@@ -135,3 +135,14 @@ def test_stream_emits_deltas_that_add_up() -> None:
     deltas = "".join(e["delta"] for e in events if e["type"] == "text_delta")
     assert events[-1]["type"] == "done"
     assert deltas == events[-1]["message"]["content"][0]["text"]
+
+
+def test_continues_from_the_summary_after_an_overflow_retry() -> None:
+    summary = (
+        "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+        "No prior history.\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request\n- read notes.txt and run `echo hi`\n\n"
+        "## Early Progress\n- (none)\n</summary>"
+    )
+    m = OfflineModel()
+    first = m.respond(Context("sys", [user(summary)], TOOL_SCHEMAS))
+    assert first["stopReason"] == "toolUse" and first["content"][-1]["name"] == "read"

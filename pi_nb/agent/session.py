@@ -399,7 +399,17 @@ class AgentSession:
         from pi_nb.resources.prompt_templates import expand_prompt_template
         from pi_nb.resources.skills import expand_skill_command
 
-        expanded = expand_skill_command(text, self._loader_skills())
+        def report(skill: Any, error: Exception) -> None:  # Pi: an error event, the text is sent unchanged
+            self._emit(
+                {
+                    "type": "extension_error",
+                    "event": "skill_expansion",
+                    "extensionPath": skill.file_path,
+                    "error": str(error),
+                }
+            )
+
+        expanded = expand_skill_command(text, self._loader_skills(), on_error=report)
         return expand_prompt_template(expanded, list(self.resource_loader.get_prompts().prompts))
 
     async def prompt(

@@ -302,9 +302,16 @@ class OfflineModel(Model):
         last_user = max(
             (i for i, m in enumerate(messages) if m.get("role") == "user" and not _is_summary(m)), default=-1
         )
-        if last_user < 0:
-            return [{"type": "text", "text": "There is no request from you in this context yet."}], "stop"
-        request = _text_of(messages[last_user])
+        if last_user >= 0:
+            request = _text_of(messages[last_user])
+        else:
+            # After a compaction the request itself may live only in the summary (an overflow retry
+            # of a split turn): continue from its "Original Request" / "Goal" section.
+            summary_at = max((i for i, m in enumerate(messages) if _is_summary(m)), default=-1)
+            request = _request_from_summary(_text_of(messages[summary_at])) if summary_at >= 0 else ""
+            if not request:
+                return [{"type": "text", "text": "There is no request from you in this context yet."}], "stop"
+            last_user = summary_at
         tools = [t["name"] for t in context.tools or []]
         plan = plan_actions(request, tools)
         after = messages[last_user + 1 :]
@@ -499,6 +506,16 @@ def _is_summary(message: dict[str, Any]) -> bool:
     return text.startswith("The conversation history before this point was compacted") or text.startswith(
         "The following is a summary of a branch"
     )
+
+
+def _request_from_summary(summary: str) -> str:
+    """The request a summary says the user made (the last "Original Request", else the first "Goal")."""
+    sections = _sections(summary)
+    for heading in ("original request", "goal"):
+        items = [i for i in sections.get(heading, []) if not i.lstrip("- ").startswith("Later:")]
+        if items:
+            return items[-1 if heading == "original request" else 0].lstrip("-*0123456789. ").strip()
+    return ""
 
 
 def _between(text: str, start: str, end: str) -> str:

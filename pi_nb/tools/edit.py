@@ -20,6 +20,7 @@ instead of a list, and the legacy top-level ``oldText``/``newText`` pair (append
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -32,7 +33,7 @@ from pi_nb._js import js_utf8_encode, utf16_len
 from pi_nb.errors import ToolError
 from pi_nb.tools._node import error_code, js_trim_end, node_fs_error
 from pi_nb.tools.base import AbortSignal, AgentTool, AgentToolResult, ToolContext, ToolUpdateCallback
-from pi_nb.tools.diff import generate_diff_string, generate_unified_patch
+from pi_nb.tools.diff import diff_lines, generate_diff_string, generate_unified_patch
 from pi_nb.tools.mutation_queue import with_file_mutation_queue
 from pi_nb.tools.paths import resolve_to_cwd
 
@@ -372,8 +373,9 @@ class EditTool(AgentTool):
             except OSError as exc:
                 raise node_fs_error(exc, "open", absolute) from None
             throw_if_aborted()
-            diff, first_changed = generate_diff_string(base, new_content)
-            patch = generate_unified_patch(path, base, new_content)
+            parts = await asyncio.to_thread(diff_lines, base, new_content)
+            diff, first_changed = generate_diff_string(base, new_content, parts=parts)
+            patch = generate_unified_patch(path, base, new_content, parts=parts)
             details: dict[str, Any] = {"diff": diff, "patch": patch}
             if first_changed is not None:
                 details["firstChangedLine"] = first_changed

@@ -114,6 +114,7 @@ class PiMagics(Magics):  # type: ignore[misc]
         self._loop: _LoopThread | None = None
         self._trust_override: bool | None = None
         self._trust_prompt: Any = None
+        self._budget_tracker: Any = None
 
     # -- plumbing ------------------------------------------------------------------------------
     @property
@@ -508,7 +509,11 @@ class PiMagics(Magics):  # type: ignore[misc]
 
     def budget_input(self) -> Any:
         """The current session as a :class:`~pi_nb.notebook.budget.BudgetInput` (what the next request holds)."""
-        from pi_nb.notebook.budget import BudgetInput, has_usage_after_latest_compaction
+        from pi_nb.notebook.budget import (
+            BudgetInput,
+            compaction_kept_messages,
+            has_usage_after_latest_compaction,
+        )
         from pi_nb.tokens import get_last_assistant_usage
 
         s = self._ensure_session()
@@ -529,12 +534,34 @@ class PiMagics(Magics):  # type: ignore[misc]
             last_usage=get_last_assistant_usage(branch),
             compacted_since_last_usage=any(e.get("type") == "compaction" for e in branch)
             and not has_usage_after_latest_compaction(branch),
+            compaction_kept_messages=compaction_kept_messages(s.session_manager.build_context_entries()),
         )
 
     def _cmd_budget(self, rest: list[str]) -> Any:
-        from pi_nb.notebook.widgets import token_budget
+        """The token budget of the next request; the view follows the session live (at most ~10 redraws a
+        second, counting only new messages) until the session is replaced."""
+        from pi_nb.notebook.budget import BudgetTracker
+        from pi_nb.notebook.widgets import BudgetView
 
-        return token_budget(self.budget_input())
+        session = self._ensure_session()
+        if self._budget_tracker is None:
+            self._budget_tracker = BudgetTracker()
+        view = BudgetView(self.budget_input(), tracker=self._budget_tracker)
+
+        def follow(event: dict[str, Any]) -> None:
+            if (
+                event.get("type") in ("message_end", "compaction_end", "session_tree")
+                and self.session is session
+            ):
+                try:
+                    view.update(self.budget_input())
+                except Exception:  # a view must never break a turn
+                    pass
+            if event.get("type") == "agent_end" and hasattr(view, "flush"):
+                view.flush()
+
+        session.subscribe(follow)
+        return view
 
     def _cmd_context(self, rest: list[str]) -> Any:
         from pi_nb.notebook.context_view import ContextView

@@ -172,7 +172,9 @@ process.stdout.write(JSON.stringify({ open_s: (t1 - t0) / 1000, context_s: (t2 -
 
 
 def run_json(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        raise SystemExit(f"{cmd[0]} failed ({out.returncode}):\n{out.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 

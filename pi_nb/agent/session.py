@@ -585,26 +585,7 @@ class AgentSession:
     async def _run_auto_compaction(
         self, reason: Literal["threshold", "overflow"], will_retry: bool, result: PromptResult | None = None
     ) -> bool:
-        controller = AbortSignal()
-        self._compaction_controller = controller
-        self._compacting = True
-        try:
-            outcome = await run_compaction(
-                self.session_manager,
-                self.model,
-                self.settings.get_compaction_settings(),
-                reason=reason,
-                will_retry=will_retry,
-                hooks=self.hooks,
-                signal=controller,
-                thinking_level=self.thinking_level,
-                retry=self.settings.get_retry_settings(),
-                emit=self._emit,
-                session_id=self.session_id,
-            )
-        finally:
-            self._compacting = False
-            self._compaction_controller = None
+        outcome = await self._compaction(reason, will_retry=will_retry)
         if not outcome.compacted:
             return False
         self._after_compaction(outcome, result)
@@ -618,6 +599,36 @@ class AgentSession:
                 self.agent.state.messages = msgs[:-1]
             return True
         return self.agent.has_queued_messages()
+
+    async def _compaction(
+        self,
+        reason: Literal["manual", "threshold", "overflow"],
+        *,
+        will_retry: bool = False,
+        custom_instructions: str | None = None,
+    ) -> CompactionOutcome:
+        """One compaction through :func:`pi_nb.compaction.run_compaction`, abortable via :meth:`abort`."""
+        controller = AbortSignal()
+        self._compaction_controller = controller
+        self._compacting = True
+        try:
+            return await run_compaction(
+                self.session_manager,
+                self.model,
+                self.settings.get_compaction_settings(),
+                reason=reason,
+                custom_instructions=custom_instructions,
+                will_retry=will_retry,
+                hooks=self.hooks,
+                signal=controller,
+                thinking_level=self.thinking_level,
+                retry=self.settings.get_retry_settings(),
+                emit=self._emit,
+                session_id=self.session_id,
+            )
+        finally:
+            self._compacting = False
+            self._compaction_controller = None
 
     def _after_compaction(self, outcome: CompactionOutcome, result: PromptResult | None) -> None:
         context = outcome.context or self.session_manager.build_session_context()
@@ -648,26 +659,7 @@ class AgentSession:
     async def compact(self, custom_instructions: str | None = None) -> CompactionOutcome:
         """Manual compaction (``/compact``): aborts a running turn first; failures raise."""
         self.abort()
-        controller = AbortSignal()
-        self._compaction_controller = controller
-        self._compacting = True
-        try:
-            outcome = await run_compaction(
-                self.session_manager,
-                self.model,
-                self.settings.get_compaction_settings(),
-                reason="manual",
-                custom_instructions=custom_instructions,
-                hooks=self.hooks,
-                signal=controller,
-                thinking_level=self.thinking_level,
-                retry=self.settings.get_retry_settings(),
-                emit=self._emit,
-                session_id=self.session_id,
-            )
-        finally:
-            self._compacting = False
-            self._compaction_controller = None
+        outcome = await self._compaction("manual", custom_instructions=custom_instructions)
         if outcome.compacted:
             self._after_compaction(outcome, None)
         return outcome

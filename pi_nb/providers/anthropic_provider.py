@@ -21,11 +21,12 @@ from pi_nb.errors import MissingDependencyError
 from pi_nb.providers.base import (
     AssistantMessageEvent,
     Context,
-    Model,
+    RemoteModel,
     StreamOptions,
     make_assistant_message,
     make_usage,
     provider_error_text,
+    snapshot_message,
 )
 
 __all__ = ["THINKING_BUDGETS", "AnthropicModel", "to_anthropic_messages"]
@@ -129,39 +130,16 @@ def to_anthropic_messages(context: Context) -> list[dict[str, Any]]:
     return out
 
 
-class AnthropicModel(Model):
+class AnthropicModel(RemoteModel):
     """A Claude model over the Messages API."""
 
     api = "anthropic-messages"
-
-    def __init__(
-        self,
-        id: str,
-        *,
-        provider: str = "anthropic",
-        base_url: str | None = None,
-        api_key_env: str = "ANTHROPIC_API_KEY",
-        context_window: int = 200_000,
-        max_tokens: int = 64_000,
-        reasoning: bool = True,
-        input: tuple[str, ...] = ("text", "image"),
-        name: str | None = None,
-        timeout: float = 600.0,
-        max_retries: int = 2,
-    ) -> None:
-        super().__init__(
-            id=id,
-            provider=provider,
-            context_window=context_window,
-            max_tokens=max_tokens,
-            reasoning=reasoning,
-            input=input,
-            name=name,
-        )
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
-        self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.max_retries = max_retries
+    default_provider = "anthropic"
+    default_context_window = 200_000
+    default_max_tokens = 64_000
+    default_reasoning = True
+    base_url_env = "ANTHROPIC_BASE_URL"
+    default_api_key_env = "ANTHROPIC_API_KEY"
 
     def _client(self) -> Any:
         anthropic = _require_anthropic()
@@ -205,7 +183,7 @@ class AnthropicModel(Model):
     ) -> AsyncIterator[AssistantMessageEvent]:
         opts = options or StreamOptions()
         output = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
-        yield {"type": "start", "partial": _snapshot(output)}
+        yield {"type": "start", "partial": snapshot_message(output)}
         index_map: dict[int, int] = {}
         json_parts: dict[int, str] = {}
         stop_raw: str | None = None
@@ -260,7 +238,7 @@ class AnthropicModel(Model):
                     yield {
                         "type": start,
                         "contentIndex": index_map[event.index],
-                        "partial": _snapshot(output),
+                        "partial": snapshot_message(output),
                     }
                 elif kind == "content_block_delta":
                     if event.index not in index_map:
@@ -273,7 +251,7 @@ class AnthropicModel(Model):
                             "type": "text_delta",
                             "contentIndex": i,
                             "delta": d.text,
-                            "partial": _snapshot(output),
+                            "partial": snapshot_message(output),
                         }
                     elif d.type == "thinking_delta":
                         output["content"][i]["thinking"] += d.thinking
@@ -281,7 +259,7 @@ class AnthropicModel(Model):
                             "type": "thinking_delta",
                             "contentIndex": i,
                             "delta": d.thinking,
-                            "partial": _snapshot(output),
+                            "partial": snapshot_message(output),
                         }
                     elif d.type == "signature_delta":
                         output["content"][i]["thinkingSignature"] += d.signature
@@ -291,7 +269,7 @@ class AnthropicModel(Model):
                             "type": "toolcall_delta",
                             "contentIndex": i,
                             "delta": d.partial_json,
-                            "partial": _snapshot(output),
+                            "partial": snapshot_message(output),
                         }
                 elif kind == "content_block_stop":
                     if event.index not in index_map:
@@ -308,21 +286,21 @@ class AnthropicModel(Model):
                             "type": "toolcall_end",
                             "contentIndex": i,
                             "toolCall": dict(block),
-                            "partial": _snapshot(output),
+                            "partial": snapshot_message(output),
                         }
                     elif block["type"] == "text":
                         yield {
                             "type": "text_end",
                             "contentIndex": i,
                             "content": block["text"],
-                            "partial": _snapshot(output),
+                            "partial": snapshot_message(output),
                         }
                     else:
                         yield {
                             "type": "thinking_end",
                             "contentIndex": i,
                             "content": block["thinking"],
-                            "partial": _snapshot(output),
+                            "partial": snapshot_message(output),
                         }
                 elif kind == "message_delta":
                     stop_raw = event.delta.stop_reason or stop_raw
@@ -355,7 +333,3 @@ class AnthropicModel(Model):
             return
         output["stopReason"] = stop
         yield {"type": "done", "reason": stop, "message": output}
-
-
-def _snapshot(message: dict[str, Any]) -> dict[str, Any]:
-    return {**message, "content": [dict(b) for b in message["content"]]}

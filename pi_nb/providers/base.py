@@ -15,6 +15,7 @@ returns a copy with, e.g., a smaller context window (how notebooks make compacti
 from __future__ import annotations
 
 import copy
+import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
@@ -33,6 +34,7 @@ __all__ = [
     "make_usage",
     "now_ms",
     "provider_error_text",
+    "snapshot_message",
 ]
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
@@ -243,3 +245,52 @@ def provider_error_text(error: BaseException) -> str:
         message = inner.get("message") if isinstance(inner, dict) else None
     text = message or str(error) or type(error).__name__
     return f"{status} {text}" if status else text
+
+
+def snapshot_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a streaming message for an event's ``partial`` (its content list is copied too)."""
+    return {**message, "content": [dict(b) for b in message["content"]]}
+
+
+class RemoteModel(Model):
+    """A model behind an HTTP API: base URL, the environment variable holding its key, timeouts.
+
+    The key is read from the environment when a request is made and never stored on the object,
+    in a message or in a session. Subclasses set the class defaults below and implement ``stream``.
+    """
+
+    default_provider = "unknown"
+    default_context_window = 128_000
+    default_max_tokens = 16_384
+    default_reasoning = False
+    base_url_env = ""
+    default_api_key_env = ""
+
+    def __init__(
+        self,
+        id: str,
+        *,
+        provider: str | None = None,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        context_window: int | None = None,
+        max_tokens: int | None = None,
+        reasoning: bool | None = None,
+        input: Sequence[str] = ("text", "image"),
+        name: str | None = None,
+        timeout: float = 600.0,
+        max_retries: int = 2,
+    ) -> None:
+        super().__init__(
+            id=id,
+            provider=provider or self.default_provider,
+            context_window=context_window if context_window is not None else self.default_context_window,
+            max_tokens=max_tokens if max_tokens is not None else self.default_max_tokens,
+            reasoning=reasoning if reasoning is not None else self.default_reasoning,
+            input=input,
+            name=name,
+        )
+        self.base_url = base_url or (os.environ.get(self.base_url_env) if self.base_url_env else None)
+        self.api_key_env = api_key_env or self.default_api_key_env
+        self.timeout = timeout
+        self.max_retries = max_retries

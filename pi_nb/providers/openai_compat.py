@@ -22,11 +22,12 @@ from pi_nb.errors import MissingDependencyError
 from pi_nb.providers.base import (
     AssistantMessageEvent,
     Context,
-    Model,
+    RemoteModel,
     StreamOptions,
     make_assistant_message,
     make_usage,
     provider_error_text,
+    snapshot_message,
 )
 
 __all__ = ["OpenAICompatModel", "to_openai_messages"]
@@ -136,39 +137,16 @@ _STOP = {
 }
 
 
-class OpenAICompatModel(Model):
+class OpenAICompatModel(RemoteModel):
     """A Chat Completions model. ``base_url`` defaults to ``$OPENAI_BASE_URL`` or OpenAI's."""
 
     api = "openai-completions"
-
-    def __init__(
-        self,
-        id: str,
-        *,
-        provider: str = "openai",
-        base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        context_window: int = 128_000,
-        max_tokens: int = 16_384,
-        reasoning: bool = False,
-        input: tuple[str, ...] = ("text", "image"),
-        name: str | None = None,
-        timeout: float = 600.0,
-        max_retries: int = 2,
-    ) -> None:
-        super().__init__(
-            id=id,
-            provider=provider,
-            context_window=context_window,
-            max_tokens=max_tokens,
-            reasoning=reasoning,
-            input=input,
-            name=name,
-        )
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-        self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.max_retries = max_retries
+    default_provider = "openai"
+    default_context_window = 128_000
+    default_max_tokens = 16_384
+    default_reasoning = False
+    base_url_env = "OPENAI_BASE_URL"
+    default_api_key_env = "OPENAI_API_KEY"
 
     def _client(self) -> Any:
         openai = _require_openai()
@@ -213,7 +191,7 @@ class OpenAICompatModel(Model):
     ) -> AsyncIterator[AssistantMessageEvent]:
         opts = options or StreamOptions()
         output = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
-        yield {"type": "start", "partial": _snapshot(output)}
+        yield {"type": "start", "partial": snapshot_message(output)}
         tool_args: dict[int, str] = {}
         tool_index: dict[int, int] = {}
         text_index: int | None = None
@@ -244,14 +222,14 @@ class OpenAICompatModel(Model):
                             yield {
                                 "type": "thinking_start",
                                 "contentIndex": thinking_index,
-                                "partial": _snapshot(output),
+                                "partial": snapshot_message(output),
                             }
                         output["content"][thinking_index]["thinking"] += reasoning
                         yield {
                             "type": "thinking_delta",
                             "contentIndex": thinking_index,
                             "delta": reasoning,
-                            "partial": _snapshot(output),
+                            "partial": snapshot_message(output),
                         }
                     if delta.content:
                         if text_index is None:
@@ -260,14 +238,14 @@ class OpenAICompatModel(Model):
                             yield {
                                 "type": "text_start",
                                 "contentIndex": text_index,
-                                "partial": _snapshot(output),
+                                "partial": snapshot_message(output),
                             }
                         output["content"][text_index]["text"] += delta.content
                         yield {
                             "type": "text_delta",
                             "contentIndex": text_index,
                             "delta": delta.content,
-                            "partial": _snapshot(output),
+                            "partial": snapshot_message(output),
                         }
                     for tc in delta.tool_calls or []:
                         i = tc.index
@@ -280,7 +258,7 @@ class OpenAICompatModel(Model):
                             yield {
                                 "type": "toolcall_start",
                                 "contentIndex": tool_index[i],
-                                "partial": _snapshot(output),
+                                "partial": snapshot_message(output),
                             }
                         block = output["content"][tool_index[i]]
                         if tc.id:
@@ -294,7 +272,7 @@ class OpenAICompatModel(Model):
                                     "type": "toolcall_delta",
                                     "contentIndex": tool_index[i],
                                     "delta": tc.function.arguments,
-                                    "partial": _snapshot(output),
+                                    "partial": snapshot_message(output),
                                 }
                     if choice.finish_reason:
                         finish = choice.finish_reason
@@ -313,14 +291,14 @@ class OpenAICompatModel(Model):
                 "type": "toolcall_end",
                 "contentIndex": tool_index[index],
                 "toolCall": dict(block),
-                "partial": _snapshot(output),
+                "partial": snapshot_message(output),
             }
         if text_index is not None:
             yield {
                 "type": "text_end",
                 "contentIndex": text_index,
                 "content": output["content"][text_index]["text"],
-                "partial": _snapshot(output),
+                "partial": snapshot_message(output),
             }
         stop = _STOP.get(finish or "stop")
         if stop is None:
@@ -330,7 +308,3 @@ class OpenAICompatModel(Model):
             return
         output["stopReason"] = stop
         yield {"type": "done", "reason": stop, "message": output}
-
-
-def _snapshot(message: dict[str, Any]) -> dict[str, Any]:
-    return {**message, "content": [dict(b) for b in message["content"]]}

@@ -23,7 +23,9 @@ are byte-identical to the ones Pi writes. Durability and concurrency, which Pi d
   first so the new entry never glues onto the torn bytes; the torn bytes stay in the file.
 * **Create** (:func:`create_file_exclusive`): the complete content is written to a temporary file
   in the same directory and hard-linked into place, so the session file either does not exist or
-  is complete; an existing file is never overwritten (Pi's ``"wx"``).
+  is complete; an existing file is never overwritten (Pi's ``"wx"``). (A writer killed at that
+  moment can leave a ``.<name>.<pid>.<random>.tmp`` file behind; it never ends in ``.jsonl``, so
+  listings ignore it.)
 * **Rewrite** (:func:`rewrite_file_atomic`, used by migrations): a hard link (or copy) of the
   original is kept beside it as ``<file>.bak`` (``.bak.2``, ``.bak.3``... when taken), the new
   content goes to a temporary file, is fsynced and renamed over the original. No byte the user had

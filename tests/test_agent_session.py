@@ -357,3 +357,94 @@ def test_prompt_while_streaming_needs_a_behaviour(tmp_path: Path) -> None:
 
     asyncio.run(run())
     assert [msg["role"] for msg in s.messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_compaction_reasons_reach_both_hooks(tmp_path: Path) -> None:
+    """Regression 5217: (reason, willRetry) on session_before_compact and session_compact."""
+    seen: list[tuple[str, str, bool]] = []
+    hooks = SessionHooks()
+    hooks.on("session_before_compact", lambda e: seen.append(("before", e.reason, e.will_retry)))
+    hooks.on("session_compact", lambda e: seen.append(("after", e.reason, e.will_retry)))
+    m = ScriptedModel(context_window=1000)
+    summarizing(
+        m,
+        m.text("a " * 40, usage=m.usage(100, 5)),
+        m.text("b", usage=m.usage(900, 5)),  # crosses 1000 - 200 after the run: threshold
+        m.error("prompt is too long: 2000 tokens > 1000 maximum"),  # overflow: retried
+        m.text("recovered", usage=m.usage(100, 5)),
+    )
+    s = make_session(tmp_path, m, {"compaction": {"reserveTokens": 200, "keepRecentTokens": 1}}, hooks=hooks)
+    asyncio.run(s.prompt("first " * 40))
+    asyncio.run(s.prompt("second " * 40))
+    asyncio.run(s.prompt("third " * 40))
+    asyncio.run(s.compact())
+    pairs = [(reason, retry) for kind, reason, retry in seen if kind == "before"]
+    assert pairs == [("threshold", False), ("overflow", True), ("manual", False)]
+    assert [(r, w) for k, r, w in seen if k == "after"] == pairs
+
+
+def test_stored_length_stop_compacts_before_the_next_prompt_without_continuing(tmp_path: Path) -> None:
+    """Regression pre-prompt-compaction-no-continue: overflow compaction (willRetry) before the prompt,
+    no agent.continue(), exactly one provider call for the prompt."""
+    m = ScriptedModel(max_tokens=1000)
+    s = make_session(tmp_path, m, {"compaction": {"keepRecentTokens": 1}})
+    summarizing(
+        m, m.text("x " * 30, usage=m.usage(100, 5)), m.text("answer to the new prompt", usage=m.usage(50, 5))
+    )
+    asyncio.run(s.prompt("first " * 30))
+    # a truncated answer recorded without a post-run check (e.g. the kernel stopped): append it directly
+    truncated = m.text("cut", usage=m.usage(100, 16), stop_reason="length")
+    s.session_manager.append_message(truncated)
+    s.agent.state.messages.append(truncated)
+    seen = events_of(s)
+    before = len(m.requests)
+    result = asyncio.run(s.prompt("new prompt"))
+    end = next(e for e in seen if e["type"] == "compaction_end")
+    assert (end["reason"], end["willRetry"]) == ("overflow", True)
+    main_calls = [
+        r
+        for r in m.requests[before:]
+        if not r.context.messages[0]["content"][0]["text"].startswith("<conversation>")
+    ]
+    assert len(main_calls) == 1
+    assert result.text == "answer to the new prompt"
+
+
+def test_threshold_compaction_continues_only_for_queued_messages(tmp_path: Path) -> None:
+    """A threshold compaction after a run continues the agent only when messages are queued."""
+    m = ScriptedModel(context_window=1000, delay=0.02)
+    summarizing(
+        m, m.text("a " * 40, usage=m.usage(900, 5)), m.text("follow-up answer", usage=m.usage(100, 5))
+    )
+    s = make_session(tmp_path, m, {"compaction": {"reserveTokens": 200, "keepRecentTokens": 1}})
+
+    async def run() -> None:
+        task = asyncio.create_task(s.prompt("question " * 40))
+        await asyncio.sleep(0.005)
+        await s.prompt("queued follow-up", streaming_behavior="follow_up")
+        await task
+
+    asyncio.run(run())
+    texts = [msg["content"][0]["text"] for msg in s.messages if msg["role"] == "assistant"]
+    assert texts[-1] == "follow-up answer"
+    assert any(e["type"] == "compaction" for e in s.session_manager.get_entries())
+
+
+def test_manual_compact_during_a_response_runs_only_the_manual_compaction(tmp_path: Path) -> None:
+    """Regression 7253: compact() aborts the running turn; exactly one (manual) compaction runs."""
+    m = ScriptedModel(delay=0.05)
+    s = make_session(tmp_path, m, {"compaction": {"keepRecentTokens": 1}})
+    summarizing(m, m.text("one " * 30, usage=m.usage(50, 5)), m.text("slow answer", usage=m.usage(50, 5)))
+    asyncio.run(s.prompt("first " * 30))
+    reasons: list[str] = []
+    s.subscribe(lambda e: reasons.append(e["reason"]) if e["type"] == "compaction_start" else None)
+
+    async def run() -> None:
+        task = asyncio.create_task(s.prompt("second"))
+        await asyncio.sleep(0.01)
+        await s.compact()
+        await task
+
+    asyncio.run(run())
+    assert reasons == ["manual"]
+    assert [e["type"] for e in s.session_manager.get_entries()].count("compaction") == 1

@@ -318,6 +318,8 @@ class PiMagics(Magics):  # type: ignore[misc]
         unsubscribe = session.subscribe(events.put)
         handle = display(HTML(view.to_html()), display_id=True) if render else None
         future = self.loop.submit(session.prompt(prompt))
+        # wake the wait below as soon as the run ends (else each cell idles up to one poll interval)
+        future.add_done_callback(lambda _: events.put({"type": "pi_nb_run_done"}))
         interrupted = False
         last = 0.0
         try:

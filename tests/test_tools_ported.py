@@ -409,3 +409,23 @@ def test_random_arguments_validate_like_pi(tmp_path: Path) -> None:
             want = o.call("tool", name=name, cwd=missing, params=params)
             got = asyncio.run(execute_tool_call(create_tool(name, missing), "c", params))
             assert (got.stage, got.content) == (want.get("stage"), want["content"]), params
+
+
+def test_read_abort_while_reading(tmp_path: Path) -> None:
+    """Pi rejects with ``Operation aborted`` as soon as the signal fires; a FIFO with no writer keeps
+    the read blocked until then."""
+    import os
+    import threading
+
+    from pi_nb.tools import AbortController
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    controller = AbortController()
+    threading.Timer(0.1, controller.abort).start()
+    try:
+        out = run_tool("read", str(tmp_path), {"path": "pipe"}, signal=controller.signal)
+        assert out.is_error and out.text == "Operation aborted"
+    finally:
+        with open(fifo, "wb") as writer:  # release the blocked reader thread
+            writer.write(b"x")

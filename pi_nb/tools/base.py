@@ -14,10 +14,11 @@ event loop) and asyncio-friendly (``await signal.wait()``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pi_nb.errors import ToolError
 
@@ -31,6 +32,8 @@ __all__ = [
     "ToolOutcome",
     "ToolUpdateCallback",
 ]
+
+T = TypeVar("T")
 
 ToolExecutionMode = Literal["parallel", "sequential"]
 
@@ -251,3 +254,34 @@ class AgentTool:
     def to_tool_schema(self) -> dict[str, Any]:
         """pi-ai's ``Tool {name, description, parameters}``, what a provider request carries."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+def run_in_daemon_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+    """Run blocking ``fn(*args)`` on a daemon thread; the future resolves on the calling loop.
+
+    Unlike ``asyncio.to_thread`` the thread is not part of the loop's executor, so a call that
+    stays blocked after its tool was aborted (a FIFO with no writer, a hung network mount) does
+    not keep ``asyncio.run`` from returning.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if future.done():
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def work() -> None:
+        try:
+            result: Any = fn(*args)
+            ok = True
+        except BaseException as exc:  # delivered to the awaiting task
+            result, ok = exc, False
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+            loop.call_soon_threadsafe(settle, ok, result)
+
+    threading.Thread(target=work, name="pi-nb-tool-io", daemon=True).start()
+    return future

@@ -38,6 +38,7 @@ from pi_nb.tools.base import (
     ToolContext,
     ToolUpdateCallback,
     model_field,
+    run_in_daemon_thread,
 )
 from pi_nb.tools.images import detect_supported_image_mime_type_from_file, process_image
 from pi_nb.tools.paths import resolve_read_path
@@ -147,17 +148,18 @@ class ReadTool(AgentTool):
     ) -> AgentToolResult:
         if signal is not None and signal.aborted:
             raise ToolError("Operation aborted")
-        work = asyncio.ensure_future(asyncio.to_thread(self._read, params, ctx))
+        work = run_in_daemon_thread(self._read, params, ctx)
         if signal is None:
             return await work
+        # Pi rejects as soon as the signal fires, even while the file is still being read.
         aborted = asyncio.ensure_future(signal.wait())
         try:
             done, _ = await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             aborted.cancel()
-        if work in done and not (signal.aborted and not work.done()):
+        if work in done:
             return work.result()
-        work.add_done_callback(lambda f: f.exception() if not f.cancelled() else None)
+        work.add_done_callback(_consume)  # the read finishes in the background; its outcome is dropped
         raise ToolError("Operation aborted")
 
     def _read(self, params: dict[str, Any], ctx: ToolContext | None) -> AgentToolResult:
@@ -203,6 +205,11 @@ class ReadTool(AgentTool):
             data.decode("utf-8", errors="replace"), path, params.get("offset"), params.get("limit")
         )
         return AgentToolResult(content=[{"type": "text", "text": out}], details=details)
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def create_read_tool(cwd: str, *, auto_resize_images: bool = True) -> ReadTool:

@@ -26,7 +26,8 @@ be done, and retrying the same call will not help without a change.
     ├── CompactionError                   compaction and branch summaries
     │   ├── NothingToCompactError         "Nothing to compact (session too small)" / "Already compacted"
     │   ├── SummarizationError            "{label} failed: ..." / "{label} attempted to call a tool"
-    │   └── CompactionCancelledError      "Compaction cancelled"
+    │   ├── CompactionCancelledError      "Compaction cancelled"
+    │   └── ReplayError                   a what-if replay got a session or a policy it cannot simulate
     ├── ToolError                         a tool could not run (its text becomes the error tool result)
     │   ├── ToolValidationError           'Validation failed for tool "{name}": ...' (schema check of the arguments)
     │   ├── UnknownToolError              "Unknown tool name: {name}"
@@ -57,6 +58,7 @@ __all__ = [
     "PiNbError",
     "ProjectNotTrustedError",
     "ProviderError",
+    "ReplayError",
     "ResourceError",
     "SessionError",
     "SessionFileCorruptError",
@@ -170,6 +172,10 @@ class SummarizationError(CompactionError):
 
 class CompactionCancelledError(CompactionError):
     """A hook or the user cancelled the compaction."""
+
+
+class ReplayError(CompactionError, ValueError):
+    """A what-if replay (:mod:`pi_nb.replay`) got a session or a policy it cannot simulate."""
 
 
 class ToolError(PiNbError):

@@ -1,0 +1,1346 @@
+"""What-if replay of Pi's automatic compaction over a recorded session (beyond Pi; no pandas).
+
+:func:`replay` walks the active branch of a recorded session (pi_nb's or Pi's own files) in order
+and re-decides, with another policy (context window, ``reserveTokens``, ``keepRecentTokens``), every
+automatic-compaction decision Pi 0.85.0 makes (spec §7.8), without calling a model:
+
+* **after a run** (``agent_end``): on the last assistant of a run, i.e. an assistant with no tool
+  call, or one that stopped with ``error``/``aborted`` (aborted ones are skipped, as Pi does);
+* **before a new prompt**: on the last assistant of the agent state, just before a ``user``
+  message that starts a new prompt (aborted ones included, as Pi does);
+* **between turns** (Pi's ``prepareNextTurn``): after a tool-result batch, before the next
+  assistant request (or a steering message), on ``estimateContextTokens`` of the agent state.
+
+Each checkpoint runs Pi's ``_checkCompaction`` rules verbatim (:func:`pi_nb.compaction.should_compact`,
+:func:`~pi_nb.compaction.is_context_overflow`, :func:`~pi_nb.compaction.is_recoverable_length`, the
+one-retry overflow flag, the "older than the latest compaction" rule). Where Pi would compact,
+:func:`~pi_nb.compaction.prepare_compaction` runs on the *simulated* path and a compaction entry is
+inserted there, so every later decision sees the compacted context exactly as Pi would: the agent
+state is rebuilt from the path (``buildSessionContext``), the trailing failed response is dropped
+for an overflow retry, and later cut points start at the simulated ``firstKeptEntryId``. The
+recorded compaction entries are taken out of the simulated path (they are the recorded policy's
+decisions) but are reported beside the simulated ones.
+
+Reading a recorded session this way needs a few rules of its own; they are all here.
+
+**Runs.** A session file does not mark where a run ended. A ``user`` message after a tool-result
+batch is taken as a steering message of the same run (between-turns checkpoint before it); a
+``user`` message after a final answer starts a new prompt (after-run checkpoint on the answer,
+then the pre-prompt checkpoint right before the user message, after any model change or other
+entries between them). A follow-up queued while a run was streaming therefore counts as a new
+prompt, and a run that a tool ended (``terminate``) counts as going on. An assistant right after a
+run-ending one (Pi's ``agent.continue()`` after an overflow compaction) starts a run with no
+between-turns checkpoint before it, as in Pi.
+
+**Order instead of clocks.** Pi decides "this usage is older than the latest compaction" by
+comparing timestamps. The replay knows the order of everything it walked, so a message is stale
+when it was walked before the latest *simulated* compaction (the same answer, without depending
+on equal milliseconds).
+
+**Stale usage.** A recorded assistant usage counts the context that was really sent. After the
+simulated history diverges from the recorded one (a compaction one side made and the other did
+not, at another cut, or with another summary), that number describes a context the simulated
+agent never sent. The replay then *rebases* it: ``input`` (and ``totalTokens``) move by
+``Δ = Σ estimateTokens(simulated request) - Σ estimateTokens(recorded request)``, where a request
+is the agent state right before that assistant was asked (Pi's own per-message estimate, the same
+one it uses for the trailing messages); when ``input`` would go below 0 the rest comes off
+``cacheRead``. Output tokens are what the model wrote and stay. Everything downstream then uses the
+rebased message exactly where Pi uses the real one: ``calculateContextTokens`` of the triggering
+assistant, the overflow checks, ``estimateContextTokens`` anchors and ``tokensBefore``. While the
+two histories are the same, Δ is 0 and the recorded message is used untouched, so replaying the
+recorded policy reproduces the recorded decisions. With ``usage="recorded"`` the recorded numbers
+are used as they are (stale after a divergence: useful to see how far off that is).
+
+**Recorded failures stay.** The conversation is what was recorded: a response that overflowed the
+recorded window is still an overflow error in the replay (Pi's rule reads the provider's error
+text, whatever the window), and a retry that followed it still follows. A simulated overflow
+compaction with ``willRetry`` where the recording went on with a new prompt is reported, but the
+retry the model would have made is not invented.
+
+**Summaries.** When a simulated compaction falls at the same place, with the same
+``firstKeptEntryId``, as a recorded one, and the history up to there is the same, the recorded
+summary (and entry id and timestamp) is reused: that is what the model wrote there. Otherwise the
+summary is a placeholder of a realistic length (``summary_tokens`` estimated tokens, by default the
+mean of the recorded summaries of the session, else 1,000; capped by Pi's output caps of
+``0.8 * reserveTokens``, plus ``0.5 * reserveTokens`` for a split turn's prefix) with Pi's section
+headings and the exact ``<read-files>``/``<modified-files>`` lists, or, with a ``model``, a real
+summary from :func:`pi_nb.compaction.compact` (:func:`areplay`; :func:`replay` runs it with
+``asyncio.run`` outside an event loop). Manual compactions of the recording cannot be told from
+automatic ones and are not replayed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from pi_nb.compaction.overflow import is_context_overflow, is_recoverable_length
+from pi_nb.compaction.preparation import CompactionPreparation, prepare_compaction
+from pi_nb.compaction.serialization import compute_file_lists, format_file_operations
+from pi_nb.compaction.settings import CompactionSettings, should_compact
+from pi_nb.errors import ReplayError
+from pi_nb.session.context import session_entry_to_context_messages
+from pi_nb.session.jsonl import read_session_file
+from pi_nb.session.manager import SessionManager
+from pi_nb.tokens import calculate_context_tokens, estimate_tokens
+
+__all__ = [
+    "CHECKPOINTS",
+    "DEFAULT_SUMMARY_TOKENS",
+    "RecordedCompaction",
+    "ReplayCompaction",
+    "ReplayDecision",
+    "ReplayResult",
+    "ReplayStep",
+    "SweepOutcome",
+    "areplay",
+    "placeholder_summary",
+    "replay",
+    "sweep",
+]
+
+Checkpoint = Literal["after_run", "pre_prompt", "between_turns"]
+CHECKPOINTS: tuple[Checkpoint, ...] = ("after_run", "pre_prompt", "between_turns")
+"""The three places Pi 0.85.0 checks for automatic compaction (spec §7.8), in pi_nb's names."""
+
+DEFAULT_SUMMARY_TOKENS = 1000
+"""Estimated tokens of a placeholder summary when the session has no recorded summary to go by."""
+
+WindowSpec = int | Mapping[str, int] | Callable[[Mapping[str, Any] | None], int]
+"""A context window: one number, a mapping ``"provider/modelId"`` (or ``"modelId"``, or ``"*"``)
+-> window, or a callable given the ``model_change`` entry in force (``None`` before the first)."""
+
+SessionInput = SessionManager | str | os.PathLike[str] | Sequence[Mapping[str, Any]]
+
+_PI_HEADINGS = (
+    "## Goal",
+    "## Constraints & Preferences",
+    "## Progress",
+    "### Done",
+    "### In Progress",
+    "### Blocked",
+    "## Key Decisions",
+    "## Next Steps",
+    "## Critical Context",
+)
+_PREFIX_HEADINGS = ("## Original Request", "## Early Progress", "## Context for Suffix")
+_SPLIT_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+_MESSAGE_ROLES_AFTER_TOOLS = frozenset({"user", "assistant", "custom", "bashExecution", "branchSummary"})
+
+
+# =============================================================================================
+# results
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class ReplayCompaction:
+    """A compaction the replayed policy made (or a recorded one it reproduced).
+
+    ``after_entry_id`` is the recorded entry it follows (its parent in the simulated path);
+    ``position`` the number of recorded (non-compaction) entries walked before it.
+    ``tokens_after`` is Pi's ``estimatedTokensAfter`` (estimates of the rebuilt context);
+    ``tokens_summarized`` the estimated tokens of the messages sent to the summariser (history and
+    turn prefix). ``summary_source``: ``"recorded"``, ``"placeholder"`` or ``"model"``.
+    """
+
+    id: str
+    checkpoint: Checkpoint
+    reason: Literal["threshold", "overflow"]
+    will_retry: bool
+    position: int
+    after_entry_id: str | None
+    first_kept_entry_id: str
+    tokens_before: int
+    tokens_after: int
+    is_split_turn: bool
+    messages_summarized: int
+    turn_prefix_messages: int
+    tokens_summarized: int
+    summary_chars: int
+    summary_source: Literal["recorded", "placeholder", "model"]
+    entry: Mapping[str, Any] = field(repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "checkpoint": self.checkpoint,
+            "reason": self.reason,
+            "willRetry": self.will_retry,
+            "position": self.position,
+            "afterEntryId": self.after_entry_id,
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "tokensBefore": self.tokens_before,
+            "tokensAfter": self.tokens_after,
+            "isSplitTurn": self.is_split_turn,
+            "messagesSummarized": self.messages_summarized,
+            "turnPrefixMessages": self.turn_prefix_messages,
+            "tokensSummarized": self.tokens_summarized,
+            "summaryChars": self.summary_chars,
+            "summarySource": self.summary_source,
+        }
+
+
+@dataclass(frozen=True)
+class ReplayDecision:
+    """One checkpoint the replay passed, and what Pi's rules decided there.
+
+    ``tokens`` is the number Pi compared with ``threshold`` (``None`` when a rule stopped before
+    any number was needed) and ``tokens_source`` where it came from: ``"usage"`` (the recorded
+    assistant usage), ``"rebased_usage"`` (see the module docstring) or ``"estimate"``.
+    ``outcome``: ``"compacted"``, ``"below_threshold"``, ``"nothing_to_compact"`` (Pi skips
+    silently), ``"stale"`` (the message or its usage anchor is older than the latest
+    compaction), ``"aborted"`` (after a run), ``"recovery_failed"`` (a second overflow in a row),
+    ``"disabled"``, ``"no_window"`` (between turns with a window of 0).
+    ``position`` counts the recorded (non-compaction) entries walked before the checkpoint and
+    ``path_length`` the simulated path's entries then (``result.entries[:path_length]`` is the
+    branch Pi's rules looked at).
+    """
+
+    index: int
+    checkpoint: Checkpoint
+    position: int
+    path_length: int
+    after_entry_id: str | None
+    message_entry_id: str | None
+    context_window: int
+    threshold: int
+    tokens: int | None
+    tokens_source: Literal["usage", "rebased_usage", "estimate"] | None
+    reason: Literal["threshold", "overflow"] | None
+    outcome: str
+    will_retry: bool = False
+    compaction: ReplayCompaction | None = None
+
+    @property
+    def fired(self) -> bool:
+        """Pi's rules asked for a compaction here (it may still have had nothing to cut)."""
+        return self.reason is not None and self.outcome in ("compacted", "nothing_to_compact")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "checkpoint": self.checkpoint,
+            "position": self.position,
+            "pathLength": self.path_length,
+            "afterEntryId": self.after_entry_id,
+            "messageEntryId": self.message_entry_id,
+            "contextWindow": self.context_window,
+            "threshold": self.threshold,
+            "tokens": self.tokens,
+            "tokensSource": self.tokens_source,
+            "reason": self.reason,
+            "outcome": self.outcome,
+            "willRetry": self.will_retry,
+            "compaction": self.compaction.to_dict() if self.compaction is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class RecordedCompaction:
+    """A compaction entry of the recording, where it sat, and the checkpoint it most likely came from.
+
+    ``checkpoint`` is inferred from its place: after a tool-result batch -> ``"between_turns"``;
+    after a failed (overflow/length) response -> ``"after_run"`` with reason ``"overflow"``;
+    after a final answer -> ``"pre_prompt"`` when other entries (a model change...) came between
+    the answer and it or the answer was aborted, else ``"after_run"`` (timestamps cannot tell:
+    both are written right after the summary call). A manual compaction looks like one of these.
+    """
+
+    id: str
+    checkpoint: Checkpoint
+    reason: Literal["threshold", "overflow"]
+    position: int
+    after_entry_id: str | None
+    first_kept_entry_id: str | None
+    tokens_before: int | None
+    tokens_after: int
+    summary_chars: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "checkpoint": self.checkpoint,
+            "reason": self.reason,
+            "position": self.position,
+            "afterEntryId": self.after_entry_id,
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "tokensBefore": self.tokens_before,
+            "tokensAfter": self.tokens_after,
+            "summaryChars": self.summary_chars,
+        }
+
+
+@dataclass(frozen=True)
+class ReplayStep:
+    """The context size after one walked entry (or compaction), in both histories.
+
+    ``simulated_tokens`` / ``recorded_tokens`` are ``estimateContextTokens(agent state).tokens``
+    of the simulated and the recorded agent; ``usage_tokens`` / ``simulated_usage_tokens`` the
+    recorded and the (possibly rebased) ``calculateContextTokens`` of an assistant's usage.
+    ``kind`` is the message role, ``"compaction"`` (simulated) or ``"recorded_compaction"``.
+    """
+
+    position: int
+    entry_id: str | None
+    kind: str
+    simulated_tokens: int
+    recorded_tokens: int
+    usage_tokens: int | None = None
+    simulated_usage_tokens: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "entryId": self.entry_id,
+            "kind": self.kind,
+            "simulatedTokens": self.simulated_tokens,
+            "recordedTokens": self.recorded_tokens,
+            "usageTokens": self.usage_tokens,
+            "simulatedUsageTokens": self.simulated_usage_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """What :func:`replay` found: every checkpoint decision, the simulated and recorded
+    compactions, the context size along the way, and the simulated path itself."""
+
+    session_id: str | None
+    session_file: str | None
+    settings: CompactionSettings
+    context_window: int | None
+    decisions: tuple[ReplayDecision, ...]
+    recorded_compactions: tuple[RecordedCompaction, ...]
+    steps: tuple[ReplayStep, ...]
+    entries: tuple[Mapping[str, Any], ...] = field(repr=False)
+    usage_mode: Literal["rebase", "recorded"] = "rebase"
+
+    @property
+    def compactions(self) -> tuple[ReplayCompaction, ...]:
+        return tuple(d.compaction for d in self.decisions if d.compaction is not None)
+
+    @property
+    def peak_context_tokens(self) -> int:
+        return max((s.simulated_tokens for s in self.steps), default=0)
+
+    @property
+    def recorded_peak_context_tokens(self) -> int:
+        return max((s.recorded_tokens for s in self.steps), default=0)
+
+    @property
+    def final_context_tokens(self) -> int:
+        return self.steps[-1].simulated_tokens if self.steps else 0
+
+    def outcome(self) -> dict[str, Any]:
+        """The numbers a policy sweep compares (one row per session and policy)."""
+        comps = self.compactions
+        return {
+            "compactions": len(comps),
+            "threshold_compactions": sum(1 for c in comps if c.reason == "threshold"),
+            "overflow_compactions": sum(1 for c in comps if c.reason == "overflow"),
+            "split_turns": sum(1 for c in comps if c.is_split_turn),
+            "skipped_nothing_to_compact": sum(1 for d in self.decisions if d.outcome == "nothing_to_compact"),
+            "tokens_summarized": sum(c.tokens_summarized for c in comps),
+            "peak_context_tokens": self.peak_context_tokens,
+            "final_context_tokens": self.final_context_tokens,
+            "recorded_compactions": len(self.recorded_compactions),
+            "recorded_peak_context_tokens": self.recorded_peak_context_tokens,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sessionId": self.session_id,
+            "sessionFile": self.session_file,
+            "settings": self.settings.to_dict(),
+            "contextWindow": self.context_window,
+            "usageMode": self.usage_mode,
+            "decisions": [d.to_dict() for d in self.decisions],
+            "compactions": [c.to_dict() for c in self.compactions],
+            "recordedCompactions": [c.to_dict() for c in self.recorded_compactions],
+            "steps": [s.to_dict() for s in self.steps],
+        }
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    """One (session, policy) cell of :func:`sweep`: the policy and :meth:`ReplayResult.outcome`."""
+
+    session_id: str | None
+    session_file: str | None
+    context_window: int
+    reserve_tokens: int
+    keep_recent_tokens: int
+    outcome: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "session_file": self.session_file,
+            "context_window": self.context_window,
+            "reserve_tokens": self.reserve_tokens,
+            "keep_recent_tokens": self.keep_recent_tokens,
+            **self.outcome,
+        }
+
+
+# =============================================================================================
+# placeholder summaries
+# =============================================================================================
+
+
+def placeholder_summary(
+    preparation: CompactionPreparation, summary_tokens: int = DEFAULT_SUMMARY_TOKENS
+) -> str:
+    """A stand-in summary of about ``summary_tokens`` estimated tokens (no model call).
+
+    It has the shape of Pi's: the history template's headings (and, for a split turn, the
+    turn-prefix part after Pi's separator), padded to the wanted length, then the exact
+    ``<read-files>``/``<modified-files>`` lists Pi appends. The length is capped by Pi's output
+    caps (``0.8 * reserveTokens`` for the history, ``0.5 * reserveTokens`` for a turn prefix).
+    """
+    if summary_tokens < 0:
+        raise ReplayError(f"summary_tokens must be 0 or more, got {summary_tokens}")
+    reserve = preparation.settings.reserve_tokens
+    history_tokens = min(summary_tokens, max(0, math.floor(0.8 * reserve)))
+    n = len(preparation.messages_to_summarize)
+    history = _padded(
+        _PI_HEADINGS,
+        f"(replay placeholder: no model was asked; {n} message(s) summarised here)",
+        history_tokens,
+    )
+    if preparation.is_split_turn and preparation.turn_prefix_messages:
+        if not preparation.messages_to_summarize:
+            history = "No prior history."
+        prefix_tokens = min(summary_tokens // 2, max(0, math.floor(0.5 * reserve)))
+        prefix = _padded(
+            _PREFIX_HEADINGS,
+            f"(replay placeholder: {len(preparation.turn_prefix_messages)} message(s) of the split turn)",
+            prefix_tokens,
+        )
+        text = history + _SPLIT_SEPARATOR + prefix
+    else:
+        text = history
+    lists = compute_file_lists(preparation.file_ops)
+    return text + format_file_operations(lists.read_files, lists.modified_files)
+
+
+def _padded(headings: Sequence[str], note: str, tokens: int) -> str:
+    body = "\n\n".join(f"{h}\n{note if i == 0 else '-'}" for i, h in enumerate(headings))
+    target = tokens * 4
+    if len(body) >= target:
+        return body
+    filler = " placeholder"
+    missing = target - len(body)
+    return body + (filler * (missing // len(filler) + 1))[:missing]
+
+
+# =============================================================================================
+# the agent state, as Pi keeps it, with Pi's estimate kept incrementally
+# =============================================================================================
+
+
+def _usable_usage_tokens(message: Mapping[str, Any]) -> int | None:
+    """Pi's ``getAssistantUsage`` test: the context tokens of a usable assistant usage, else None."""
+    if message.get("role") != "assistant" or "usage" not in message:
+        return None
+    if message.get("stopReason") in ("aborted", "error"):
+        return None
+    usage = message["usage"]
+    if not usage:
+        return None
+    tokens = calculate_context_tokens(usage)
+    return tokens if tokens > 0 else None
+
+
+class _State:
+    """Agent-state messages with ``estimateContextTokens`` and the estimate sum kept up to date.
+
+    ``tags`` holds, for each message, the walk index of the entry it came from (for the "older
+    than the latest compaction" rule) and ``keys`` an identity of its source (to tell whether two
+    histories are the same).
+    """
+
+    __slots__ = ("est", "keys", "last_usable", "msgs", "tags", "total", "trailing", "usable")
+
+    def __init__(self) -> None:
+        self.msgs: list[Mapping[str, Any]] = []
+        self.tags: list[int] = []
+        self.keys: list[object] = []
+        self.est: list[int] = []
+        self.usable: list[int | None] = []
+        self.total = 0
+        self.last_usable: int | None = None
+        self.trailing = 0
+
+    def append(self, message: Mapping[str, Any], tag: int, key: object) -> None:
+        est = estimate_tokens(message)
+        usable = _usable_usage_tokens(message)
+        self.msgs.append(message)
+        self.tags.append(tag)
+        self.keys.append(key)
+        self.est.append(est)
+        self.usable.append(usable)
+        self.total += est
+        if usable is not None:
+            self.last_usable = len(self.msgs) - 1
+            self.trailing = 0
+        else:
+            self.trailing += est
+
+    def reset(self, items: Iterable[tuple[Mapping[str, Any], int, object]]) -> None:
+        self.__init__()  # type: ignore[misc]
+        for message, tag, key in items:
+            self.append(message, tag, key)
+
+    def drop_last(self) -> None:
+        items = list(zip(self.msgs, self.tags, self.keys, strict=True))[:-1]
+        self.reset(items)
+
+    def tokens(self) -> int:
+        """``estimateContextTokens(messages).tokens``."""
+        if self.last_usable is None:
+            return self.total
+        usable = self.usable[self.last_usable]
+        assert usable is not None
+        return usable + self.trailing
+
+    def anchor(self) -> int | None:
+        """``estimateContextTokens(messages).lastUsageIndex``."""
+        return self.last_usable
+
+    def last_assistant(self) -> int | None:
+        for i in range(len(self.msgs) - 1, -1, -1):
+            if self.msgs[i].get("role") == "assistant":
+                return i
+        return None
+
+
+def _context_items(
+    path: Sequence[Mapping[str, Any]], tags: Sequence[int], keys: Sequence[object]
+) -> list[tuple[Mapping[str, Any], int, object]]:
+    """``buildSessionContext(path).messages`` for a path ending at its latest compaction (Pi's
+    ``buildContextEntries`` then ``sessionEntryToContextMessages``), with each message's tag/key."""
+    comp_index = max(i for i, e in enumerate(path) if e.get("type") == "compaction")
+    comp = path[comp_index]
+    first_kept = comp.get("firstKeptEntryId")
+    chosen: list[int] = [comp_index]
+    for i in range(comp_index):
+        if path[i].get("id") == first_kept and isinstance(first_kept, str):
+            chosen.extend(range(i, comp_index))
+            break
+    chosen.extend(range(comp_index + 1, len(path)))
+    out: list[tuple[Mapping[str, Any], int, object]] = []
+    for i in chosen:
+        entry = path[i]
+        if entry.get("type") == "message" and isinstance(entry.get("message"), Mapping):
+            message = entry["message"]
+            if message.get("content") is not None or message.get("role") not in (
+                "user",
+                "assistant",
+                "toolResult",
+            ):
+                out.append((message, tags[i], keys[i]))
+                continue
+        for m in session_entry_to_context_messages(entry):
+            out.append((cast(Mapping[str, Any], m), tags[i], keys[i]))
+    return out
+
+
+def _entry_messages(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    if entry.get("type") == "message":
+        message = entry.get("message")
+        if isinstance(message, Mapping) and (
+            message.get("content") is not None
+            or message.get("role") not in ("user", "assistant", "toolResult")
+        ):
+            return [message]
+    return [cast(Mapping[str, Any], m) for m in session_entry_to_context_messages(entry)]
+
+
+def _role(entry: Mapping[str, Any]) -> str | None:
+    if entry.get("type") == "message":
+        message = entry.get("message")
+        return message.get("role") if isinstance(message, Mapping) else None
+    return None
+
+
+def _has_tool_calls(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") == "toolCall" for b in content
+    )
+
+
+def _ends_run(message: Mapping[str, Any]) -> bool:
+    """An assistant after which the run ends: an error/abort, or no tool call to run."""
+    return message.get("stopReason") in ("error", "aborted") or not _has_tool_calls(message)
+
+
+def _rebased(message: Mapping[str, Any], delta: int) -> Mapping[str, Any]:
+    """The message with its usage moved by ``delta`` context tokens (see the module docstring)."""
+    usage = message.get("usage")
+    if delta == 0 or not isinstance(usage, Mapping) or not usage:
+        return message
+    if calculate_context_tokens(usage) <= 0:
+        return message
+    new = dict(usage)
+    inp = int(usage.get("input") or 0) + delta
+    cache_read = int(usage.get("cacheRead") or 0)
+    if inp < 0:
+        cache_read = max(0, cache_read + inp)
+        inp = 0
+    moved = (inp - int(usage.get("input") or 0)) + (cache_read - int(usage.get("cacheRead") or 0))
+    new["input"] = inp
+    new["cacheRead"] = cache_read
+    total = int(usage.get("totalTokens") or 0)
+    new["totalTokens"] = max(0, total + moved) if total > 0 else 0
+    return {**message, "usage": new}
+
+
+def _strip_file_lists(summary: str) -> str:
+    for marker in ("\n\n<read-files>\n", "\n\n<modified-files>\n"):
+        at = summary.find(marker)
+        if at >= 0:
+            summary = summary[:at]
+    return summary
+
+
+# =============================================================================================
+# the walk
+# =============================================================================================
+
+
+@dataclass
+class _SummaryRequest:
+    """What the walk needs from a model: a summary for this preparation."""
+
+    preparation: CompactionPreparation
+
+
+@dataclass
+class _Policy:
+    settings: CompactionSettings
+    window: WindowSpec
+    max_tokens: int
+    summary_tokens: int | None
+    usage_mode: Literal["rebase", "recorded"]
+    has_model: bool
+
+
+def _window_for(spec: WindowSpec, model_change: Mapping[str, Any] | None) -> int:
+    if isinstance(spec, bool):
+        raise ReplayError(f"context_window must be a number of tokens, got {spec!r}")
+    if isinstance(spec, int):
+        value: Any = spec
+    elif isinstance(spec, Mapping):
+        provider = model_change.get("provider") if model_change else None
+        model_id = model_change.get("modelId") if model_change else None
+        for key in (f"{provider}/{model_id}", str(model_id), "*"):
+            if key in spec:
+                value = spec[key]
+                break
+        else:
+            raise ReplayError(
+                f"no context window for model {provider}/{model_id} (give it, or a '*' default)"
+            )
+    elif callable(spec):
+        value = spec(model_change)
+    else:
+        raise ReplayError(
+            f"context_window must be an int, a mapping or a callable, got {type(spec).__name__}"
+        )
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ReplayError(f"a context window must be a whole number >= 0, got {value!r}")
+    return value
+
+
+class _Walk:
+    """One replay: walks the recorded path; :meth:`run` is a generator that yields a
+    :class:`_SummaryRequest` when it needs a model's summary and is sent the summary text."""
+
+    def __init__(self, path: Sequence[Mapping[str, Any]], policy: _Policy) -> None:
+        self.policy = policy
+        self.settings = policy.settings
+        self.recorded = [e for e in path if e.get("type") != "compaction"]
+        # recorded compactions by the number of recorded (non-compaction) entries before them
+        self.recorded_at: dict[int, list[Mapping[str, Any]]] = {}
+        self.rec_path: list[Mapping[str, Any]] = []
+        self.rec_tags: list[int] = []
+        self.rec_keys: list[object] = []
+        n = 0
+        for e in path:
+            if e.get("type") == "compaction":
+                self.recorded_at.setdefault(n, []).append(e)
+            else:
+                n += 1
+        self.recorded_ids = {str(e.get("id")) for e in path}
+        # the simulated path (a chain), with tags (walk index = index in sim_path) and keys
+        self.sim_path: list[Mapping[str, Any]] = []
+        self.sim_keys: list[object] = []
+        self.sim = _State()
+        self.rec = _State()
+        self.latest_compaction: int | None = None  # index in sim_path
+        self.attempted = False  # Pi's _overflowRecoveryAttempted
+        self.model_change: Mapping[str, Any] | None = None
+        self.decisions: list[ReplayDecision] = []
+        self.recorded_compactions: list[RecordedCompaction] = []
+        self.steps: list[ReplayStep] = []
+        self.pending_between = False
+        self.last_run_assistant: int | None = None  # index in sim state of the run's last assistant
+        self.synthetic = 0
+        self.summary_tokens = self._default_summary_tokens(path)
+        self.window_used: set[int] = set()
+        self.diverged = False  # the simulated agent state differs from the recorded one
+        self.rebased: set[int] = set()  # id() of simulated messages whose usage was rebased
+        self.reused: set[str] = set()  # recorded compactions the simulation reproduced
+        self._path_length_at_check = 0
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _default_summary_tokens(self, path: Sequence[Mapping[str, Any]]) -> int:
+        if self.policy.summary_tokens is not None:
+            return self.policy.summary_tokens
+        sizes = [
+            math.ceil(len(_strip_file_lists(e["summary"])) / 4)
+            for e in path
+            if e.get("type") == "compaction" and isinstance(e.get("summary"), str)
+        ]
+        return round(sum(sizes) / len(sizes)) if sizes else DEFAULT_SUMMARY_TOKENS
+
+    def _window(self) -> int:
+        window = _window_for(self.policy.window, self.model_change)
+        self.window_used.add(window)
+        return window
+
+    def _update_diverged(self) -> None:
+        # both states append the same entries; they can only part at a compaction or a dropped
+        # failed response, so this comparison runs only there
+        self.diverged = self.sim.keys != self.rec.keys
+
+    def _step(
+        self,
+        position: int,
+        entry_id: str | None,
+        kind: str,
+        usage: int | None = None,
+        sim_usage: int | None = None,
+    ) -> None:
+        self.steps.append(
+            ReplayStep(position, entry_id, kind, self.sim.tokens(), self.rec.tokens(), usage, sim_usage)
+        )
+
+    def _after_entry_id(self, g: int) -> str | None:
+        return str(self.recorded[g - 1].get("id")) if g > 0 else None
+
+    # -- the walk ----------------------------------------------------------------------------------
+    def run(self) -> Generator[_SummaryRequest, str, None]:
+        recorded = self.recorded
+        for g in range(len(recorded) + 1):
+            entry = recorded[g] if g < len(recorded) else None
+            # 1. checkpoints that sit before entry g
+            if g > 0 and self.last_run_assistant is not None:
+                idx, self.last_run_assistant = self.last_run_assistant, None
+                yield from self._check("after_run", g, idx, skip_aborted=True)
+            if entry is not None:
+                role = _role(entry)
+                messages = _entry_messages(entry)
+                if self.pending_between and messages and role != "toolResult":
+                    self.pending_between = False
+                    yield from self._between_turns(g)
+                elif role == "user":
+                    last = self.sim.last_assistant()
+                    if last is not None:
+                        yield from self._check("pre_prompt", g, last, skip_aborted=False)
+            # 2. the recorded compactions at this place
+            for comp in self.recorded_at.get(g, ()):
+                self._apply_recorded(comp, g)
+            if entry is None:
+                break
+            # 3. the entry itself
+            self._walk_entry(entry, g)
+
+    def _walk_entry(self, entry: Mapping[str, Any], g: int) -> None:
+        role = _role(entry)
+        etype = entry.get("type")
+        if etype == "model_change":
+            self.model_change = entry
+        messages = _entry_messages(entry)
+        sim_entry: Mapping[str, Any] = entry
+        usage_tokens: int | None = None
+        sim_usage_tokens: int | None = None
+        if role == "assistant":
+            message = cast(Mapping[str, Any], entry["message"])
+            usage = message.get("usage")
+            if isinstance(usage, Mapping) and usage:
+                usage_tokens = calculate_context_tokens(usage)
+            if self.policy.usage_mode == "rebase" and self.diverged:
+                delta = self.sim.total - self.rec.total
+                sim_message = _rebased(message, delta)
+                if sim_message is not message:
+                    sim_entry = {**entry, "message": sim_message}
+                    messages = [sim_message]
+                    self.rebased.add(id(sim_message))
+            sim_message = messages[0]
+            sim_usage = sim_message.get("usage")
+            if isinstance(sim_usage, Mapping) and sim_usage:
+                sim_usage_tokens = calculate_context_tokens(sim_usage)
+        parent = self.sim_path[-1].get("id") if self.sim_path else None
+        if sim_entry.get("parentId") != parent:
+            sim_entry = {**sim_entry, "parentId": parent}
+        key = id(entry)
+        tag = len(self.sim_path)
+        self.sim_path.append(sim_entry)
+        self.sim_keys.append(key)
+        self.rec_path.append(entry)
+        self.rec_tags.append(tag)
+        self.rec_keys.append(key)
+        original = _entry_messages(entry)
+        for m in messages:
+            self.sim.append(m, tag, key)
+        for m in original:
+            self.rec.append(m, tag, key)
+        # Pi's overflow flag: reset on a user message_start and on a successful assistant message_end
+        if role == "user":
+            self.attempted = False
+        elif role == "assistant":
+            if messages[0].get("stopReason") not in ("error", "length"):
+                self.attempted = False
+        if role == "assistant":
+            if _ends_run(messages[0]):
+                self.last_run_assistant = len(self.sim.msgs) - 1
+                self.pending_between = False
+            else:
+                self.pending_between = False
+        elif role == "toolResult":
+            self.pending_between = True
+        if messages:
+            self._step(g, str(entry.get("id")), str(messages[0].get("role")), usage_tokens, sim_usage_tokens)
+
+    # -- recorded compactions ---------------------------------------------------------------------
+    def _apply_recorded(self, comp: Mapping[str, Any], g: int) -> None:
+        tag = len(self.sim_path)
+        key = id(comp)
+        self.rec_path.append(comp)
+        self.rec_tags.append(tag)
+        self.rec_keys.append(key)
+        items = _context_items(self.rec_path, self.rec_tags, self.rec_keys)
+        self.rec.reset(items)
+        tokens_after = self.rec.total
+        prev_msg = next(
+            (
+                cast(Mapping[str, Any], e["message"])
+                for e in reversed(self.recorded[:g])
+                if e.get("type") == "message" and isinstance(e.get("message"), Mapping)
+            ),
+            None,
+        )
+        failed = (
+            prev_msg is not None
+            and prev_msg.get("role") == "assistant"
+            and (
+                prev_msg.get("stopReason") == "length"
+                or (prev_msg.get("stopReason") == "error" and is_context_overflow(prev_msg, None))
+            )
+        )
+        if failed:
+            last = self.rec.msgs[-1] if self.rec.msgs else None
+            if (
+                last is not None
+                and last.get("role") == "assistant"
+                and last.get("stopReason")
+                in (
+                    "error",
+                    "length",
+                )
+            ):
+                self.rec.drop_last()
+        self.recorded_compactions.append(
+            RecordedCompaction(
+                id=str(comp.get("id")),
+                checkpoint=self._infer_checkpoint(comp, g, prev_msg, failed),
+                reason="overflow" if failed else "threshold",
+                position=g,
+                after_entry_id=self._after_entry_id(g),
+                first_kept_entry_id=comp.get("firstKeptEntryId")
+                if isinstance(comp.get("firstKeptEntryId"), str)
+                else None,
+                tokens_before=comp.get("tokensBefore") if isinstance(comp.get("tokensBefore"), int) else None,
+                tokens_after=tokens_after,
+                summary_chars=len(comp["summary"]) if isinstance(comp.get("summary"), str) else 0,
+            )
+        )
+        self._update_diverged()
+        self._step(g, str(comp.get("id")), "recorded_compaction")
+
+    def _infer_checkpoint(
+        self, comp: Mapping[str, Any], g: int, prev_msg: Mapping[str, Any] | None, failed: bool
+    ) -> Checkpoint:
+        if prev_msg is None or failed:
+            return "after_run"
+        if prev_msg.get("role") == "toolResult":
+            return "between_turns"
+        last_message_pos = max((i for i in range(g) if self.recorded[i].get("type") == "message"), default=-1)
+        if last_message_pos != g - 1 or prev_msg.get("stopReason") == "aborted":
+            # something happened between the answer and the compaction (a model change...), or the
+            # answer was aborted (the after-run check skips those; the pre-prompt one does not)
+            return "pre_prompt"
+        return "after_run"
+
+    # -- checkpoints -------------------------------------------------------------------------------
+    def _decision(
+        self,
+        checkpoint: Checkpoint,
+        g: int,
+        message_entry_id: str | None,
+        window: int,
+        tokens: int | None,
+        source: Any,
+        reason: Any,
+        outcome: str,
+        will_retry: bool = False,
+        compaction: ReplayCompaction | None = None,
+    ) -> ReplayDecision:
+        decision = ReplayDecision(
+            index=len(self.decisions),
+            checkpoint=checkpoint,
+            position=g,
+            path_length=self._path_length_at_check,
+            after_entry_id=self._after_entry_id(g),
+            message_entry_id=message_entry_id,
+            context_window=window,
+            threshold=window - self.settings.reserve_tokens,
+            tokens=tokens,
+            tokens_source=source,
+            reason=reason,
+            outcome=outcome,
+            will_retry=will_retry,
+            compaction=compaction,
+        )
+        self.decisions.append(decision)
+        return decision
+
+    def _between_turns(self, g: int) -> Generator[_SummaryRequest, str, None]:
+        self._path_length_at_check = len(self.sim_path)
+        window = self._window()
+        tokens = self.sim.tokens()
+        if not self.settings.enabled:
+            self._decision("between_turns", g, None, window, tokens, "estimate", None, "disabled")
+            return
+        if window <= 0:
+            self._decision("between_turns", g, None, window, tokens, "estimate", None, "no_window")
+            return
+        if should_compact(tokens, window, self.settings):
+            yield from self._compact("between_turns", g, None, window, tokens, "estimate", "threshold", False)
+        else:
+            self._decision("between_turns", g, None, window, tokens, "estimate", None, "below_threshold")
+
+    def _check(
+        self, checkpoint: Checkpoint, g: int, index: int, *, skip_aborted: bool
+    ) -> Generator[_SummaryRequest, str, None]:
+        """Pi's ``_checkCompaction(msg, skipAbortedCheck)`` on the state message at ``index``."""
+        self._path_length_at_check = len(self.sim_path)
+        window = self._window()
+        msg = self.sim.msgs[index]
+        mid = str(self.sim_path[self.sim.tags[index]].get("id"))
+        if not self.settings.enabled:
+            self._decision(checkpoint, g, mid, window, None, None, None, "disabled")
+            return
+        if skip_aborted and msg.get("stopReason") == "aborted":
+            self._decision(checkpoint, g, mid, window, None, None, None, "aborted")
+            return
+        if self.latest_compaction is not None and self.sim.tags[index] < self.latest_compaction:
+            self._decision(checkpoint, g, mid, window, None, None, None, "stale")
+            return
+        model_change = self.model_change
+        same_model = model_change is None or (
+            msg.get("provider") == model_change.get("provider")
+            and msg.get("model") == model_change.get("modelId")
+        )
+        overflow = same_model and is_context_overflow(msg, window)
+        recoverable = same_model and is_recoverable_length(msg, self.policy.max_tokens)
+        usage_source: Literal["usage", "rebased_usage"] = (
+            "rebased_usage" if id(msg) in self.rebased else "usage"
+        )
+
+        usage = msg.get("usage")
+        direct = calculate_context_tokens(usage) if isinstance(usage, Mapping) and usage else 0
+        if overflow or recoverable:
+            will_retry = msg.get("stopReason") != "stop"
+            if not will_retry:
+                yield from self._compact(checkpoint, g, mid, window, direct, usage_source, "overflow", False)
+                return
+            if self.attempted:
+                self._decision(
+                    checkpoint, g, mid, window, direct, usage_source, "overflow", "recovery_failed"
+                )
+                return
+            self.attempted = True
+            diverged = self.diverged
+            if self.sim.msgs and self.sim.msgs[-1].get("role") == "assistant":
+                self.sim.drop_last()  # Pi drops the failed response from the agent state first
+                self._update_diverged()
+            yield from self._compact(
+                checkpoint, g, mid, window, direct, usage_source, "overflow", True, diverged=diverged
+            )
+            return
+        if msg.get("stopReason") == "error" or direct == 0:
+            anchor = self.sim.anchor()
+            if (
+                anchor is not None
+                and self.latest_compaction is not None
+                and self.sim.msgs[anchor].get("role") == "assistant"
+                and self.sim.tags[anchor] < self.latest_compaction
+            ):
+                self._decision(checkpoint, g, mid, window, self.sim.tokens(), "estimate", None, "stale")
+                return
+            tokens, source = self.sim.tokens(), "estimate"
+        else:
+            tokens, source = direct, usage_source
+        if should_compact(tokens, window, self.settings):
+            yield from self._compact(checkpoint, g, mid, window, tokens, source, "threshold", False)
+        else:
+            self._decision(checkpoint, g, mid, window, tokens, source, None, "below_threshold")
+
+    def _compact(
+        self,
+        checkpoint: Checkpoint,
+        g: int,
+        mid: str | None,
+        window: int,
+        tokens: int,
+        source: Any,
+        reason: Literal["threshold", "overflow"],
+        will_retry: bool,
+        *,
+        diverged: bool | None = None,
+    ) -> Generator[_SummaryRequest, str, None]:
+        preparation = prepare_compaction(self.sim_path, self.settings)
+        if preparation is None:
+            self._decision(
+                checkpoint, g, mid, window, tokens, source, reason, "nothing_to_compact", will_retry
+            )
+            return
+        parent = self.sim_path[-1].get("id") if self.sim_path else None
+        recorded = self._coinciding(g, preparation, self.diverged if diverged is None else diverged)
+        if recorded is not None:
+            summary = str(recorded.get("summary"))
+            comp_id = str(recorded.get("id"))
+            timestamp = recorded.get("timestamp")
+            details = recorded.get("details")
+            summary_source: Literal["recorded", "placeholder", "model"] = "recorded"
+            key: object = id(recorded)
+            self.reused.add(comp_id)
+        else:
+            if self.policy.has_model:
+                summary = yield _SummaryRequest(preparation)
+                summary_source = "model"
+            else:
+                summary = placeholder_summary(preparation, self.summary_tokens)
+                summary_source = "placeholder"
+            self.synthetic += 1
+            comp_id = f"replay-{self.synthetic}"
+            while comp_id in self.recorded_ids:
+                comp_id += "x"
+            timestamp = self.sim_path[-1].get("timestamp") if self.sim_path else None
+            lists = compute_file_lists(preparation.file_ops)
+            details = {"readFiles": lists.read_files, "modifiedFiles": lists.modified_files}
+            key = ("replay", self.synthetic)
+        entry: dict[str, Any] = {
+            "type": "compaction",
+            "id": comp_id,
+            "parentId": parent,
+            "timestamp": timestamp,
+            "summary": summary,
+            "firstKeptEntryId": preparation.first_kept_entry_id,
+            "tokensBefore": preparation.tokens_before,
+        }
+        if details is not None:
+            entry["details"] = details
+        tag = len(self.sim_path)
+        self.sim_path.append(entry)
+        self.sim_keys.append(key)
+        self.latest_compaction = tag
+        self.sim.reset(_context_items(self.sim_path, list(range(len(self.sim_path))), self.sim_keys))
+        tokens_after = self.sim.total
+        if will_retry and self.sim.msgs:
+            last = self.sim.msgs[-1]
+            if last.get("role") == "assistant" and last.get("stopReason") in ("error", "length"):
+                self.sim.drop_last()
+        self._update_diverged()
+        summarized = [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]
+        compaction = ReplayCompaction(
+            id=comp_id,
+            checkpoint=checkpoint,
+            reason=reason,
+            will_retry=will_retry,
+            position=g,
+            after_entry_id=self._after_entry_id(g),
+            first_kept_entry_id=preparation.first_kept_entry_id,
+            tokens_before=preparation.tokens_before,
+            tokens_after=tokens_after,
+            is_split_turn=preparation.is_split_turn,
+            messages_summarized=len(preparation.messages_to_summarize),
+            turn_prefix_messages=len(preparation.turn_prefix_messages),
+            tokens_summarized=sum(estimate_tokens(m) for m in summarized),
+            summary_chars=len(summary),
+            summary_source=summary_source,
+            entry=entry,
+        )
+        self._decision(
+            checkpoint, g, mid, window, tokens, source, reason, "compacted", will_retry, compaction
+        )
+        self._step(g, comp_id, "compaction")
+
+    def _coinciding(
+        self, g: int, preparation: CompactionPreparation, diverged: bool
+    ) -> Mapping[str, Any] | None:
+        """The recorded compaction this simulated one is a copy of, if any (see the module docstring)."""
+        candidates = self.recorded_at.get(g)
+        if not candidates or diverged:
+            return None
+        for comp in candidates:
+            if str(comp.get("id")) in self.reused:
+                continue
+            if comp.get("firstKeptEntryId") == preparation.first_kept_entry_id and isinstance(
+                comp.get("summary"), str
+            ):
+                return comp
+            return None
+        return None
+
+
+# =============================================================================================
+# entry points
+# =============================================================================================
+
+
+def _load(
+    session: SessionInput, leaf_id: str | None
+) -> tuple[list[Mapping[str, Any]], str | None, str | None]:
+    if isinstance(session, SessionManager):
+        manager = session
+        session_file = session.get_session_file()
+    elif isinstance(session, (str, os.PathLike)):
+        path = os.fspath(session)
+        contents = read_session_file(path)
+        if not contents.exists:
+            raise ReplayError(f"no such session file: {path}")
+        if not contents.valid:
+            raise ReplayError(f"not a pi session file: {path}")
+        header = contents.entries[0]
+        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
+        manager = SessionManager.in_memory(cwd, entries=contents.entries)
+        session_file = path
+    elif isinstance(session, Sequence) and not isinstance(session, (bytes, bytearray)):
+        if not all(isinstance(e, Mapping) for e in session):
+            raise ReplayError("a list of session entries must hold only mappings")
+        manager = SessionManager.in_memory(None, entries=list(session))
+        session_file = None
+    else:
+        raise ReplayError(
+            f"a session must be a SessionManager, a session file or a list of entries, got {type(session).__name__}"
+        )
+    path_entries = manager.get_branch(leaf_id)
+    if leaf_id is not None and not path_entries:
+        raise ReplayError(f"entry {leaf_id} is not in the session")
+    return [cast(Mapping[str, Any], e) for e in path_entries], manager.get_session_id(), session_file
+
+
+def _policy(
+    context_window: WindowSpec,
+    reserve_tokens: int,
+    keep_recent_tokens: int,
+    enabled: bool,
+    max_tokens: int | None,
+    summary_tokens: int | None,
+    usage: str,
+    has_model: bool,
+) -> _Policy:
+    for name, value in (("reserve_tokens", reserve_tokens), ("keep_recent_tokens", keep_recent_tokens)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ReplayError(f"{name} must be a whole number >= 0, got {value!r}")
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0
+    ):
+        raise ReplayError(f"max_tokens must be a whole number >= 0 or None, got {max_tokens!r}")
+    if summary_tokens is not None and (
+        isinstance(summary_tokens, bool) or not isinstance(summary_tokens, int) or summary_tokens < 0
+    ):
+        raise ReplayError(f"summary_tokens must be a whole number >= 0 or None, got {summary_tokens!r}")
+    if usage not in ("rebase", "recorded"):
+        raise ReplayError(f"usage must be 'rebase' or 'recorded', got {usage!r}")
+    if not isinstance(enabled, bool):
+        raise ReplayError(f"enabled must be True or False, got {enabled!r}")
+    if isinstance(context_window, int) and not isinstance(context_window, bool):
+        _window_for(context_window, None)  # validates the number
+    elif not isinstance(context_window, Mapping) and not callable(context_window):
+        raise ReplayError(
+            f"context_window must be an int, a mapping or a callable, got {type(context_window).__name__}"
+        )
+    settings = CompactionSettings(
+        enabled=enabled, reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens
+    )
+    return _Policy(settings, context_window, max_tokens or 0, summary_tokens, cast(Any, usage), has_model)
+
+
+def _result(walk: _Walk, session_id: str | None, session_file: str | None) -> ReplayResult:
+    windows = walk.window_used
+    window = next(iter(windows)) if len(windows) == 1 else None
+    if isinstance(walk.policy.window, int):
+        window = walk.policy.window
+    return ReplayResult(
+        session_id=session_id,
+        session_file=session_file,
+        settings=walk.settings,
+        context_window=window,
+        decisions=tuple(walk.decisions),
+        recorded_compactions=tuple(walk.recorded_compactions),
+        steps=tuple(walk.steps),
+        entries=tuple(walk.sim_path),
+        usage_mode=walk.policy.usage_mode,
+    )
+
+
+def _walk_sync(path: Sequence[Mapping[str, Any]], policy: _Policy) -> _Walk:
+    walk = _Walk(path, policy)
+    for _request in walk.run():
+        raise ReplayError("the walk asked for a model summary without a model")  # pragma: no cover
+    return walk
+
+
+def replay(
+    session: SessionInput,
+    *,
+    context_window: WindowSpec,
+    reserve_tokens: int = 16384,
+    keep_recent_tokens: int = 20000,
+    enabled: bool = True,
+    max_tokens: int | None = None,
+    summary_tokens: int | None = None,
+    usage: Literal["rebase", "recorded"] = "rebase",
+    model: Any = None,
+    leaf_id: str | None = None,
+) -> ReplayResult:
+    """Re-decide Pi's automatic compactions over a recorded session with another policy.
+
+    ``session``: a :class:`~pi_nb.session.SessionManager`, a session file (Pi's or pi_nb's; read,
+    never written) or a list of entries; the active branch (``leaf_id``: another leaf) is walked.
+    ``context_window``: one window, a mapping by model (``"provider/modelId"``, ``"modelId"``,
+    ``"*"``), or a callable given the ``model_change`` entry in force. ``max_tokens``: the model's
+    output cap for Pi's recoverable-length rule (``None``: unknown, a ``length`` stop is then not
+    recovered). ``summary_tokens``: the size of placeholder summaries. ``usage``: ``"rebase"``
+    (default) or ``"recorded"`` (see the module docstring). ``model``: write real summaries
+    with this model (only outside a running event loop; use :func:`areplay` inside one).
+
+    No model is called without ``model``; nothing is written. Bad arguments raise
+    :class:`~pi_nb.errors.ReplayError`.
+    """
+    policy = _policy(
+        context_window,
+        reserve_tokens,
+        keep_recent_tokens,
+        enabled,
+        max_tokens,
+        summary_tokens,
+        usage,
+        model is not None,
+    )
+    if model is not None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(
+                areplay(
+                    session,
+                    context_window=context_window,
+                    reserve_tokens=reserve_tokens,
+                    keep_recent_tokens=keep_recent_tokens,
+                    enabled=enabled,
+                    max_tokens=max_tokens,
+                    summary_tokens=summary_tokens,
+                    usage=usage,
+                    model=model,
+                    leaf_id=leaf_id,
+                )
+            )
+        raise ReplayError("replay(model=...) cannot run inside an event loop; use `await areplay(...)`")
+    path, session_id, session_file = _load(session, leaf_id)
+    return _result(_walk_sync(path, policy), session_id, session_file)
+
+
+async def areplay(
+    session: SessionInput,
+    *,
+    context_window: WindowSpec,
+    reserve_tokens: int = 16384,
+    keep_recent_tokens: int = 20000,
+    enabled: bool = True,
+    max_tokens: int | None = None,
+    summary_tokens: int | None = None,
+    usage: Literal["rebase", "recorded"] = "rebase",
+    model: Any = None,
+    leaf_id: str | None = None,
+    thinking_level: str | None = "off",
+) -> ReplayResult:
+    """:func:`replay`, awaiting real summaries from ``model`` (Pi's ``compact``) where the
+    simulated history needs a new one. A summary failure raises
+    :class:`~pi_nb.errors.SummarizationError` (Pi's automatic compaction would report
+    ``Auto-compaction failed`` and go on uncompacted; a what-if should not hide that)."""
+    from pi_nb.compaction.summaries import compact
+
+    policy = _policy(
+        context_window,
+        reserve_tokens,
+        keep_recent_tokens,
+        enabled,
+        max_tokens,
+        summary_tokens,
+        usage,
+        model is not None,
+    )
+    path, session_id, session_file = _load(session, leaf_id)
+    walk = _Walk(path, policy)
+    gen = walk.run()
+    try:
+        request = next(gen)
+        while True:
+            result = await compact(request.preparation, model, thinking_level=thinking_level)
+            request = gen.send(result.summary)
+    except StopIteration:
+        pass
+    return _result(walk, session_id, session_file)
+
+
+def sweep(
+    sessions: Iterable[SessionInput],
+    *,
+    context_window: Sequence[int],
+    reserve_tokens: Sequence[int] = (16384,),
+    keep_recent_tokens: Sequence[int] = (20000,),
+    enabled: bool = True,
+    max_tokens: int | None = None,
+    summary_tokens: int | None = None,
+    usage: Literal["rebase", "recorded"] = "rebase",
+) -> list[SweepOutcome]:
+    """Replay every session under every policy of the grid (windows x reserves x keeps).
+
+    Each session is loaded once (its active branch). One :class:`SweepOutcome` per (session,
+    policy): sessions in the order given, policies in grid order. No model is called.
+    """
+    grid = [(w, r, k) for w in context_window for r in reserve_tokens for k in keep_recent_tokens]
+    if not grid:
+        raise ReplayError("the sweep grid is empty")
+    policies = [
+        (w, r, k, _policy(w, r, k, enabled, max_tokens, summary_tokens, usage, False)) for w, r, k in grid
+    ]
+    out: list[SweepOutcome] = []
+    for session in sessions:
+        path, session_id, session_file = _load(session, None)
+        for window, reserve, keep, policy in policies:
+            result = _result(_walk_sync(path, policy), session_id, session_file)
+            out.append(SweepOutcome(session_id, session_file, window, reserve, keep, result.outcome()))
+    return out

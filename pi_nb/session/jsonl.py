@@ -586,7 +586,9 @@ def append_to_file(
     """Append ``data`` (whole lines) to an existing file under the session lock, in one write.
 
     If the file does not end with ``\\n`` a newline is written first (torn-line repair; the torn
-    bytes stay). Raises FileNotFoundError when the file does not exist and
+    bytes stay). A write that fails part-way (a full disk) is cut back to the previous end of the
+    file before the OSError propagates, so no partial line is left. Raises FileNotFoundError when
+    the file does not exist and
     :class:`~pi_nb.errors.SessionLockedError` when the lock is not free within ``lock_timeout``.
     """
     p = os.fspath(path)
@@ -602,9 +604,16 @@ def append_to_file(
                 if size > 0 and _last_byte(fd, size) != b"\n":
                     out = b"\n" + data
                 if out:
-                    _write_all(fd, out)
-                    if fsync:
-                        os.fsync(fd)
+                    try:
+                        _write_all(fd, out)
+                        if fsync:
+                            os.fsync(fd)
+                    except OSError:
+                        # a full disk (ENOSPC, EFBIG) can fail a write part-way: take the partial
+                        # line back out (we hold the lock), so the file ends where it ended before
+                        with contextlib.suppress(OSError):
+                            os.ftruncate(fd, size)
+                        raise
                 return
         finally:
             os.close(fd)

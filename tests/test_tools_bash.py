@@ -327,11 +327,21 @@ def test_signal_death_counts_as_success(tmp_path: Path) -> None:
 BIG_SCRIPT = textwrap.dedent(
     """
     import json, os, resource, sys
+
+    def peak_kb():
+        # VmHWM: this process's own peak. ru_maxrss would also count the parent's memory at
+        # spawn time (Linux keeps the pre-exec high-water mark), i.e. pytest's or the benchmark's.
+        try:
+            with open("/proc/self/status") as f:
+                return int(next(l for l in f if l.startswith("VmHWM:")).split()[1])
+        except (OSError, StopIteration):
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
     from pi_nb.tools import run_tool
     out = run_tool("bash", sys.argv[1], {"command": "yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 200000000"},
                    options={"bash": {"tmpdir": sys.argv[1]}})
     path = out.details["fullOutputPath"]
-    print(json.dumps({"rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "size": os.path.getsize(path),
+    print(json.dumps({"rss_kb": peak_kb(), "size": os.path.getsize(path),
                       "text": out.text[-200:], "error": out.is_error, "truncation": out.details["truncation"]}))
     os.remove(path)
     """
@@ -348,7 +358,7 @@ def test_200mb_of_output_with_bounded_memory(tmp_path: Path) -> None:
     )
     report = json.loads(proc.stdout)
     assert report["size"] == 200_000_000
-    assert report["rss_kb"] < 150 * 1024, report["rss_kb"]
+    assert report["rss_kb"] < 100 * 1024, report["rss_kb"]  # the whole interpreter, pi_nb imported
     assert not report["error"]
     assert report["truncation"]["totalBytes"] == 200_000_000
     assert report["truncation"]["totalLines"] == 200_000_000 // 37 + 1

@@ -429,3 +429,17 @@ def test_read_abort_while_reading(tmp_path: Path) -> None:
     finally:
         with open(fifo, "wb") as writer:  # release the blocked reader thread
             writer.write(b"x")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="a\n\u00e9", max_size=12),
+    st.one_of(st.integers(-3, 14), st.floats(-3, 14).map(lambda x: round(x, 1))),
+    st.one_of(st.none(), st.integers(-3, 14), st.floats(-3, 14).map(lambda x: round(x, 1))),
+)
+def test_line_slicing_equals_split_slice_join(text: str, start: float, end: float | None) -> None:
+    from pi_nb.tools._node import js_slice
+    from pi_nb.tools.read import _slice_lines
+
+    lines = text.split("\n")
+    assert _slice_lines(text, len(lines), start, end) == "\n".join(js_slice(lines, start, end))

@@ -39,6 +39,9 @@ _EXPANSIONS = {"ß": "ss", "æ": "ae", "œ": "oe", "ĳ": "ij"}
 
 def collation_key(text: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """(primary, secondary, tertiary) weights; compare tuples like ICU compares strings."""
+    if text.isascii() and text.isprintable() and not any("A" <= c <= "Z" for c in text):
+        n = len(text)
+        return tuple(map(_PRIMARY.__getitem__, text)), (0x20,) * n, (0x02,) * n
     primary: list[int] = []
     secondary: list[int] = []
     tertiary: list[int] = []
@@ -48,6 +51,11 @@ def collation_key(text: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[in
                 primary.append(_PRIMARY[sub])
                 secondary.append(0x20)
                 tertiary.append(0x04)
+            continue
+        if "A" <= ch <= "Z":  # same letter as the lowercase one, upper case sorts after it (tertiary)
+            primary.append(_PRIMARY[ch.lower()])
+            secondary.append(0x20)
+            tertiary.append(0x08)
             continue
         weight = _PRIMARY.get(ch)
         if weight is not None:

@@ -76,9 +76,13 @@ def _non_vision_note(model: Any) -> str | None:
 def format_read_text(
     text: str, path: str, offset: float | None, limit: float | None
 ) -> tuple[str, dict[str, Any] | None]:
-    """The text branch of Pi's read tool on already-decoded file content: (text, details)."""
-    all_lines = text.split("\n")
-    total = len(all_lines)
+    """The text branch of Pi's read tool on already-decoded file content: (text, details).
+
+    Lines are located with ``find`` instead of splitting the whole file into a list (a 20 MB log
+    read with no offset costs one scan); fractional or negative offsets and limits keep Pi's
+    ``Array.prototype.slice`` arithmetic.
+    """
+    total = text.count("\n") + 1
     start_line: float = max(0, offset - 1) if offset else 0
     start_display = start_line + 1
     if start_line >= total:
@@ -88,14 +92,14 @@ def format_read_text(
     user_limited: float | None = None
     if limit is not None:
         end_line = min(start_line + limit, total)
-        selected = "\n".join(js_slice(all_lines, start_line, end_line))
+        selected = _slice_lines(text, total, start_line, end_line)
         user_limited = end_line - start_line
     else:
-        selected = "\n".join(js_slice(all_lines, start_line))
+        selected = _slice_lines(text, total, start_line, None)
     truncation = truncate_head(selected)
     n = js_number_to_string
     if truncation.first_line_exceeds_limit:
-        first = all_lines[int(start_line)]
+        first = _slice_lines(text, total, int(start_line), int(start_line) + 1)
         size = format_size(len(js_utf8_encode(first)))
         out = (
             f"[Line {n(start_display)} is {size}, exceeds {format_size(DEFAULT_MAX_BYTES)} limit. "
@@ -121,6 +125,33 @@ def format_read_text(
             None,
         )
     return truncation.content, None
+
+
+def _line_start(text: str, index: int) -> int:
+    """Character offset where line ``index`` (0-based, ``index < total``) starts."""
+    pos = 0
+    for _ in range(index):
+        pos = text.index("\n", pos) + 1
+    return pos
+
+
+def _slice_lines(text: str, total: int, start: float, end: float | None) -> str:
+    """``text.split("\n").slice(start, end).join("\n")`` without building the list."""
+    if not (
+        float(start).is_integer() and start >= 0 and (end is None or (float(end).is_integer() and end >= 0))
+    ):
+        return "\n".join(js_slice(text.split("\n"), start, end))
+    s = int(start)
+    e = total if end is None else min(int(end), total)
+    if e <= s:
+        return ""
+    begin = _line_start(text, s)
+    if e == total:
+        return text[begin:]
+    stop = begin
+    for _ in range(e - s):
+        stop = text.index("\n", stop) + 1
+    return text[begin : stop - 1]
 
 
 class ReadTool(AgentTool):

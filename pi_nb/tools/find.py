@@ -14,7 +14,7 @@ Backends: ``fd`` (or Debian's ``fdfind``) when one on ``PATH`` is new enough for
 otherwise a Python walk that does what fd does: globset pattern semantics and fd's smart case
 (a pattern without capitals matches case-insensitively), ignore files of the search directory, its
 subdirectories and its parents (up to the repository root inside a git repository, plus
-``.git/info/exclude``), ``.git`` directories skipped, symlinks listed but not followed, results
+``.git/info/exclude``; the global git excludes file is not read), ``.git`` directories skipped, symlinks listed but not followed, results
 sorted by path (fd sorts small result sets too). ``backend="python"`` or ``"fd"`` (or the
 environment variable ``PI_NB_FIND_BACKEND``) forces one.
 """

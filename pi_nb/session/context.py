@@ -233,6 +233,8 @@ def session_entry_to_context_messages(entry: Mapping[str, Any]) -> list[AgentMes
 
 def _strict_eq(a: Any, b: Any) -> bool:
     """JavaScript ``a === b`` for JSON values (objects and arrays compare by identity)."""
+    if type(a) is str and type(b) is str:  # the common case (ids), first and cheap
+        return a == b
     if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
         return a is b
     if isinstance(a, bool) or isinstance(b, bool):

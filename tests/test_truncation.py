@@ -804,7 +804,9 @@ def test_accumulator_chunking_invariants(
             text = (data[3:] if data.startswith(b"\xef\xbb\xbf") else data).decode("utf-8", "replace")
             assert acc.total_bytes == len(text.encode("utf-8"))
             # never trimmed: the snapshot is truncate_tail of the whole text
-            if acc.total_bytes <= 4 * max(2 * max_bytes, 1):
+            if acc.total_bytes <= 2 * max(
+                2 * max_bytes, 1
+            ):  # the tail is cut once it exceeds 2 x maxRollingBytes
                 assert s.content == truncate_tail(text, max_lines=max_lines, max_bytes=max_bytes).content
             if file_bytes is not None:
                 assert file_bytes == data

@@ -611,3 +611,19 @@ def test_every_compaction_follows_pis_rules(name: str, window: int, reserve: int
     # failed response when the last thing that happened was an overflow retry compaction)
     projected = build_session_context(list(result.entries)).messages
     assert estimate_context_tokens(projected).tokens >= 0
+
+
+def test_a_session_written_by_the_real_pi_replays_to_its_automatic_compaction() -> None:
+    """notebooks/data/real-pi/compaction.jsonl was written by the real Pi 0.85.0 CLI on a
+    6,000-token window (reserve 1,500, keep 1,500): Pi compacted on its own between two turns,
+    then the user ran ``/compact``. The replay with that policy finds Pi's automatic compaction
+    (same place, ``firstKeptEntryId`` and ``tokensBefore``); the manual one is not a decision
+    the replay makes."""
+    path = ROOT / "notebooks" / "data" / "real-pi" / "compaction.jsonl"
+    result = replay(path, context_window=6000, reserve_tokens=1500, keep_recent_tokens=1500)
+    auto, manual = result.recorded_compactions
+    assert [(c.checkpoint, c.first_kept_entry_id, c.tokens_before, c.position) for c in result.compactions] == [
+        (auto.checkpoint, auto.first_kept_entry_id, auto.tokens_before, auto.position)
+    ]
+    assert auto.checkpoint == "between_turns" and result.compactions[0].summary_source == "recorded"
+    assert manual.first_kept_entry_id not in {c.first_kept_entry_id for c in result.compactions}

@@ -90,12 +90,18 @@ def _posix_fixup(p: str) -> str:
 
 
 def node_resolve(*segments: str) -> str:
-    """Node's ``path.resolve(...segments)``: absolute, normalised, no trailing separator."""
-    joined = os.getcwd()
+    """Node's ``path.resolve(...segments)``: absolute, normalised, no trailing separator.
+
+    Like Node, the current directory is consulted only when no segment is absolute (a kernel whose
+    cwd was deleted can still resolve absolute paths: ``os.getcwd()`` raises there).
+    """
+    joined = ""
     for seg in segments:
         if not seg:
             continue
         joined = seg if os.path.isabs(seg) else os.path.join(joined, seg)
+    if not os.path.isabs(joined):
+        joined = os.path.join(os.getcwd(), joined)
     return _posix_fixup(os.path.normpath(joined))
 
 
@@ -176,9 +182,9 @@ def resolve_path(
         strip_at_prefix=strip_at_prefix,
         normalize_unicode_spaces=normalize_unicode_spaces,
     )
-    base = normalize_path(base_dir) if base_dir is not None else os.getcwd()
     if os.path.isabs(normalized):
         return node_resolve(normalized)
+    base = normalize_path(base_dir) if base_dir is not None else os.getcwd()
     return node_resolve(base, normalized)
 
 

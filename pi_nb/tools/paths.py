@@ -46,15 +46,20 @@ def node_normalize(path: str) -> str:
 
 
 def node_resolve(*segments: str) -> str:
-    """Node's ``path.resolve(...segments)`` on POSIX."""
+    """Node's ``path.resolve(...segments)`` on POSIX.
+
+    The current directory is read only when no segment is absolute, as in Node (so tools with an
+    absolute cwd keep working in a kernel whose own directory was deleted).
+    """
     resolved = ""
-    for seg in (*reversed(segments), os.getcwd()):
+    for seg in reversed(segments):
         if not seg:
             continue
         resolved = seg + "/" + resolved if resolved else seg
         if seg.startswith("/"):
-            break
-    return node_normalize(resolved)
+            return node_normalize(resolved)
+    cwd = os.getcwd()
+    return node_normalize(cwd + "/" + resolved if resolved else cwd)
 
 
 def _remove_dot_segments(path: str) -> str:

@@ -124,7 +124,15 @@ class PiMagics(Magics):  # type: ignore[misc]
         return self._loop
 
     def _cwd(self) -> str:
-        return os.path.abspath(self.cwd or os.getcwd())
+        if self.cwd:
+            return os.path.abspath(self.cwd)
+        try:
+            return os.getcwd()
+        except FileNotFoundError:  # the kernel's directory was deleted: say so, not "[Errno 2]"
+            raise UsageError(
+                "The kernel's working directory no longer exists: %cd to one that does, "
+                "or set %config PiMagics.cwd = '/path/to/project'"
+            ) from None
 
     def _make_model(
         self, spec: str | None = None, context_window: int | None = None, max_tokens: int | None = None

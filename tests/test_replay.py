@@ -622,8 +622,8 @@ def test_a_session_written_by_the_real_pi_replays_to_its_automatic_compaction() 
     path = ROOT / "notebooks" / "data" / "real-pi" / "compaction.jsonl"
     result = replay(path, context_window=6000, reserve_tokens=1500, keep_recent_tokens=1500)
     auto, manual = result.recorded_compactions
-    assert [(c.checkpoint, c.first_kept_entry_id, c.tokens_before, c.position) for c in result.compactions] == [
-        (auto.checkpoint, auto.first_kept_entry_id, auto.tokens_before, auto.position)
-    ]
+    assert [
+        (c.checkpoint, c.first_kept_entry_id, c.tokens_before, c.position) for c in result.compactions
+    ] == [(auto.checkpoint, auto.first_kept_entry_id, auto.tokens_before, auto.position)]
     assert auto.checkpoint == "between_turns" and result.compactions[0].summary_source == "recorded"
     assert manual.first_kept_entry_id not in {c.first_kept_entry_id for c in result.compactions}

@@ -268,6 +268,7 @@ def corpus_dask(source: Any, kind: str, *, files_per_partition: int = 64) -> Any
         import dask
         import dask.bag as db
         import dask.dataframe as dd
+        from dask.delayed import delayed
     except ImportError as exc:  # pragma: no cover - dask is in the test extra
         raise MissingDependencyError(
             'the corpus loader on Dask needs dask: pip install "pi_nb[dask]" '
@@ -282,6 +283,6 @@ def corpus_dask(source: Any, kind: str, *, files_per_partition: int = 64) -> Any
     if not files:
         return dd.from_pandas(meta, npartitions=1)
     bag = db.from_sequence(files, partition_size=files_per_partition)
-    parts = [dask.delayed(_partition)(part, kind) for part in bag.to_delayed()]
+    parts = [delayed(_partition)(part, kind) for part in bag.to_delayed()]
     with dask.config.set({"dataframe.convert-string": False}):
         return dd.from_delayed(parts, meta=meta, verify_meta=False)

@@ -422,10 +422,19 @@ def test_wrong_types_in_known_fields(
         assert again is not None
 
 
+def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=4), children, max_size=3)
+    )
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5), _containers, max_leaves=12
+)
+
+
 @fuzz(100)
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3),
-                    max_leaves=12))  # fmt: skip
+@given(_json_values)
 def test_in_memory_entries_of_any_shape(value: Any) -> None:
     """``SessionManager.in_memory(entries=...)`` with arbitrary JSON values: a clear error or a session."""
     candidates = [

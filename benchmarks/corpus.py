@@ -234,7 +234,7 @@ def _run_one(method: str, directory: str, kinds: list[str], workers: int, out: s
 
         with (
             LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
             ) as cluster,
             Client(cluster),
         ):

@@ -59,7 +59,7 @@ def test_two_thousand_sessions_pandas_parallel_and_dask_agree(corpus: Path) -> N
     assert len(want["usage"]) > 2000 * 4
     got = load_corpus(corpus, kinds, workers=2, in_flight=4)
     with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster,
         Client(cluster),
     ):
         on_dask = {k: corpus_dask(corpus, k, files_per_partition=250) for k in kinds}

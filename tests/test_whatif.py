@@ -133,3 +133,38 @@ def test_sweep_frame_and_plot(tmp_path: Path) -> None:
     assert isinstance(plot_sweep(df, hue=None), Figure)
     with pytest.raises(NotebookError, match="no column"):
         plot_sweep(df, y="nope")
+
+
+def test_notebook_07_runs_offline_and_shows_the_replay(tmp_path: Path) -> None:
+    """notebooks/07_what_if.ipynb, executed the way tools/run_notebooks.py runs every notebook."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import run_notebooks
+
+    nb = run_notebooks.execute_notebook(
+        ROOT / "notebooks" / "07_what_if.ipynb", agent_dir=str(tmp_path / "agent")
+    )
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code)
+    outputs = [o for c in code for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert not [o for o in outputs if o.output_type == "stream" and o.name == "stderr"]
+    text = "\n".join(
+        o.get("text", "") if o.output_type == "stream" else str(o.get("data", {}).get("text/plain", ""))
+        for o in outputs
+    )
+    for expected in (
+        "between_turns                5e5e88d4               5321",  # Pi's own compaction, found again
+        "4,500-token window: 6 compactions",
+        "12,000-token window: 0 compactions",
+        "rebased_usage",
+        "## Goal",  # a real summary from the offline model
+        "60 rows",
+        "provider usage (output)",
+        "overhead_tokens",
+        "same frame: yes",
+        "6 partitions",
+    ):
+        assert expected in text, expected
+    assert sum(1 for o in outputs if "image/png" in o.get("data", {})) == 2

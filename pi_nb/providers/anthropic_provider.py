@@ -319,7 +319,7 @@ class AnthropicModel(RemoteModel):
                     )
         except Exception as error:
             output["stopReason"] = "error"
-            output["errorMessage"] = provider_error_text(error)
+            output["errorMessage"] = provider_error_text(error, os.environ.get(self.api_key_env))
             yield {"type": "error", "reason": "error", "error": output}
             return
         if stop_raw == "refusal":

@@ -230,12 +230,17 @@ class Model(ABC):
         return final
 
 
-def provider_error_text(error: BaseException) -> str:
+REDACTED_KEY = "[redacted API key]"
+
+
+def provider_error_text(error: BaseException, secret: str | None = None) -> str:
     """A provider exception as the error text of an ``error`` message: ``{status} {message}``.
 
     The provider's own words are kept (``prompt is too long: ...``, ``maximum context length is
     ... tokens``): overflow detection reads them. SDK errors carry ``status_code`` and a JSON
-    ``body``; anything else falls back to ``str(error)``.
+    ``body``; anything else falls back to ``str(error)``. ``secret`` (the API key the request was
+    made with) is replaced by ``[redacted API key]`` wherever the text repeats it (a proxy's 401
+    that echoes the key): this text is stored in the session and shown in the notebook.
     """
     status = getattr(error, "status_code", None)
     body = getattr(error, "body", None)
@@ -244,6 +249,8 @@ def provider_error_text(error: BaseException) -> str:
         inner = body.get("error", body)
         message = inner.get("message") if isinstance(inner, dict) else None
     text = message or str(error) or type(error).__name__
+    if secret:
+        text = text.replace(secret, REDACTED_KEY)
     return f"{status} {text}" if status else text
 
 

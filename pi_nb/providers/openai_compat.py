@@ -278,7 +278,7 @@ class OpenAICompatModel(RemoteModel):
                         finish = choice.finish_reason
         except Exception as error:  # provider failures are values (error messages), as in pi-ai
             output["stopReason"] = "error"
-            output["errorMessage"] = provider_error_text(error)
+            output["errorMessage"] = provider_error_text(error, os.environ.get(self.api_key_env))
             yield {"type": "error", "reason": "error", "error": output}
             return
         for index in sorted(tool_index):

@@ -17,32 +17,41 @@ from pi_nb.errors import *  # noqa: F403
 # --- truncation (pi_nb/truncation.py) ---
 from pi_nb import truncation as _truncation
 from pi_nb.truncation import *  # noqa: F403
+
 # --- tokens (pi_nb/tokens.py) ---
 from pi_nb import tokens as _tokens
 from pi_nb.tokens import *  # noqa: F403
+
 # --- messages (pi_nb/messages.py) ---
 from pi_nb import messages as _messages
 from pi_nb.messages import *  # noqa: F403
+
 # --- session (pi_nb/session/) ---
 from pi_nb import session as _session
 from pi_nb.session import *  # noqa: F403
+
 # --- resources (pi_nb/resources/) ---
 from pi_nb import resources as _resources
 from pi_nb.resources import *  # noqa: F403
+
 # --- system prompt (pi_nb/system_prompt.py) ---
 from pi_nb import system_prompt as _system_prompt
 from pi_nb.system_prompt import *  # noqa: F403
+
 # --- compaction (pi_nb/compaction/) ---
 from pi_nb import compaction as _compaction
 from pi_nb.compaction import *  # noqa: F403
+
 # --- tools (pi_nb/tools/) ---
 from pi_nb import tools as _tools
 from pi_nb.tools import *  # noqa: F403
+
 # --- providers / agent ---
 from pi_nb import providers as _providers
 from pi_nb.providers import *  # noqa: F403
 from pi_nb import agent as _agent
 from pi_nb.agent import *  # noqa: F403
+
 # --- replay (pi_nb/replay.py) ---
 from pi_nb import replay as _replay
 from pi_nb.replay import *  # noqa: F403

@@ -15,11 +15,18 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 __all__ = [
+    "JS_WHITESPACE",
     "UNDEFINED",
     "Undefined",
+    "is_array_index",
     "js_number_to_string",
+    "js_sort_key",
     "js_stringify",
+    "js_stringify_pretty",
     "js_to_fixed",
+    "js_trim",
+    "js_trim_end",
+    "js_truthy",
     "js_utf8_encode",
     "utf16_len",
 ]
@@ -150,7 +157,7 @@ def _int_to_double(x: int) -> float:
         return math.inf if x > 0 else -math.inf
 
 
-def _is_array_index(key: str) -> bool:
+def is_array_index(key: str) -> bool:
     """An "array index" key (``"0"`` .. ``"4294967294"``, no leading zero): JS orders it first."""
     return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) <= _MAX_ARRAY_INDEX
 
@@ -167,7 +174,7 @@ def _needs_slow_path(value: Any) -> bool:
             if abs(v) > _MAX_SAFE_INTEGER:
                 return True
         elif isinstance(v, dict):
-            if any(_is_array_index(str(k)) for k in v):
+            if any(is_array_index(str(k)) for k in v):
                 return True
             stack.extend(v.values())
         elif isinstance(v, (list, tuple)):
@@ -178,10 +185,10 @@ def _needs_slow_path(value: Any) -> bool:
 def _js_key_order(d: dict[Any, Any]) -> list[tuple[str, Any]]:
     """Own-property order of a JS object: array-index keys ascending, then the rest as inserted."""
     items = [(str(k), x) for k, x in d.items()]
-    index = sorted(((k, x) for k, x in items if _is_array_index(k)), key=lambda kx: int(kx[0]))
+    index = sorted(((k, x) for k, x in items if is_array_index(k)), key=lambda kx: int(kx[0]))
     if not index:
         return items
-    return index + [(k, x) for k, x in items if not _is_array_index(k)]
+    return index + [(k, x) for k, x in items if not is_array_index(k)]
 
 
 def _escape_lone(m: re.Match[str]) -> str:
@@ -234,3 +241,63 @@ def js_stringify(value: Any) -> str:
     if not out.isascii() and _ANY_SURROGATE.search(out):
         out = _LONE_SURROGATE.sub(_escape_lone, out)
     return out
+
+
+#: The characters JavaScript's ``String.prototype.trim`` removes (WhiteSpace + LineTerminator).
+JS_WHITESPACE = (
+    "\t\n\x0b\x0c\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def js_trim(s: str) -> str:
+    """``s.trim()`` (strips U+FEFF too, keeps U+001C..U+001F and U+0085, unlike ``str.strip``)."""
+    return s.strip(JS_WHITESPACE)
+
+
+def js_trim_end(s: str) -> str:
+    """``s.trimEnd()``."""
+    return s.rstrip(JS_WHITESPACE)
+
+
+def js_truthy(value: Any) -> bool:
+    """JavaScript truthiness: ``undefined``, ``null``, ``false``, ``0``, ``NaN`` and ``""`` are
+    falsy; ``[]`` and ``{}`` are truthy (unlike Python)."""
+    if value is None or value is UNDEFINED or value is False:
+        return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value == value and value != 0  # NaN != NaN
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
+def js_sort_key(s: str) -> bytes:
+    """Sort key for JavaScript's default ``Array.prototype.sort`` order: UTF-16 code units, so an
+    astral character (a surrogate pair from U+D800) sorts before U+E000..U+FFFF."""
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def js_stringify_pretty(value: Any, indent: int | str = 2, _level: int = 0) -> str:
+    """``JSON.stringify(value, null, indent)``: scalars print as :func:`js_stringify`, array-index
+    keys come first (as JavaScript enumerates them)."""
+    unit = indent if isinstance(indent, str) else " " * indent
+    inner, outer = unit * (_level + 1), unit * _level
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        keys = [str(k) for k in value]
+        items = {str(k): v for k, v in value.items()}
+        ordered = sorted((k for k in keys if is_array_index(k)), key=int) + [
+            k for k in keys if not is_array_index(k)
+        ]
+        parts = [
+            f"{inner}{js_stringify(k)}: {js_stringify_pretty(items[k], unit, _level + 1)}" for k in ordered
+        ]
+        return "{\n" + ",\n".join(parts) + "\n" + outer + "}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        parts = [inner + js_stringify_pretty(v, unit, _level + 1) for v in value]
+        return "[\n" + ",\n".join(parts) + "\n" + outer + "]"
+    return js_stringify(value)

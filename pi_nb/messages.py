@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
 from pi_nb._js import UNDEFINED, js_number_to_string
+from pi_nb._js import js_truthy as _truthy
 from pi_nb.errors import InvalidMessageError
 
 __all__ = [
@@ -260,17 +261,6 @@ AgentMessage: TypeAlias = (
 # ---------------------------------------------------------------------------------------------
 # JavaScript value semantics used by the renderers
 # ---------------------------------------------------------------------------------------------
-
-
-def _truthy(value: Any) -> bool:
-    """JavaScript truthiness (``UNDEFINED``, null, false, 0, NaN and "" are falsy; [] and {} are not)."""
-    if value is None or value is UNDEFINED or value is False:
-        return False
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value == value and value != 0  # NaN is falsy
-    if isinstance(value, str):
-        return value != ""
-    return True
 
 
 def _js_string(value: Any) -> str:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from pi_nb.resources.paths import js_trim
+from pi_nb._js import js_trim
 from pi_nb.resources.skills import Skill, format_skills_for_prompt
 from pi_nb.tools.bash import BASH_PROMPT_GUIDELINES, BASH_PROMPT_SNIPPET
 from pi_nb.tools.edit import EDIT_PROMPT_GUIDELINES, EDIT_PROMPT_SNIPPET

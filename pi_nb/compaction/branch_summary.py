@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_nb._js import UNDEFINED
+from pi_nb._js import js_truthy as _truthy
 from pi_nb.compaction.prompts import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT
 from pi_nb.compaction.retry import RetryCallbacks, SleepFn
 from pi_nb.compaction.serialization import (
@@ -37,7 +38,6 @@ from pi_nb.compaction.summaries import complete_summarization, get_summarization
 from pi_nb.errors import CompactionError, EntryNotFoundError
 from pi_nb.messages import (
     AgentMessage,
-    _truthy,
     convert_to_llm,
     create_branch_summary_message,
     create_compaction_summary_message,

@@ -22,11 +22,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from pi_nb._js import js_truthy as _truthy
 from pi_nb.compaction.cut_points import _context_messages, find_cut_point
 from pi_nb.compaction.serialization import FileOperations, create_file_ops, extract_file_ops_from_message
 from pi_nb.compaction.settings import DEFAULT_COMPACTION_SETTINGS, CompactionSettings
 from pi_nb.errors import CompactionError
-from pi_nb.messages import AgentMessage, _truthy
+from pi_nb.messages import AgentMessage
 from pi_nb.session.context import _context_entries_from_path, build_context_entries
 from pi_nb.tokens import estimate_context_tokens
 

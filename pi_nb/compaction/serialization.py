@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, MutableSet, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_nb._js import _js_key_order, js_stringify, utf16_len
+from pi_nb._js import _js_key_order, js_sort_key, js_stringify, utf16_len
 from pi_nb.errors import CompactionError
 
 __all__ = [
@@ -47,15 +47,6 @@ SUMMARIZATION_SYSTEM_PROMPT = (
     "Do NOT continue the conversation. Do NOT respond to any questions in the conversation. "
     "ONLY output the structured summary."
 )
-
-
-def js_sort_key(s: str) -> bytes:
-    """Sort key that orders strings like JavaScript's default ``Array.prototype.sort``.
-
-    JavaScript compares UTF-16 code units, so an astral character (a surrogate pair starting at
-    U+D800) sorts *before* U+E000..U+FFFF, unlike Python's code-point order.
-    """
-    return s.encode("utf-16-be", "surrogatepass")
 
 
 class OrderedStrSet(MutableSet[str]):

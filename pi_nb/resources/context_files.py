@@ -31,9 +31,9 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
+from pi_nb._js import js_trim
 from pi_nb.resources.paths import (
     canonicalize_path,
-    js_trim,
     node_join,
     node_resolve,
     path_exists,

@@ -60,9 +60,10 @@ import yaml
 from yaml.events import AliasEvent, ScalarEvent, SequenceStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from pi_nb._js import js_number_to_string
+from pi_nb._js import is_array_index as _is_array_index
+from pi_nb._js import js_number_to_string, js_trim
 from pi_nb.errors import FrontmatterError
-from pi_nb.resources.paths import js_trim, strip_bom
+from pi_nb.resources.paths import strip_bom
 
 __all__ = ["parse_frontmatter", "strip_frontmatter"]
 
@@ -517,10 +518,6 @@ def _key_string(value: Any) -> str:
     if isinstance(value, _dt.datetime):
         return value.isoformat().replace("+00:00", "Z")
     return str(value)
-
-
-def _is_array_index(key: str) -> bool:
-    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) <= 2**32 - 2
 
 
 def _js_object_order(d: dict[str, Any]) -> dict[str, Any]:

@@ -38,7 +38,8 @@ from urllib.parse import unquote, urlsplit
 
 import filelock
 
-from pi_nb._js import js_stringify
+from pi_nb._js import js_sort_key as _js_sort_key
+from pi_nb._js import js_trim
 from pi_nb.errors import ResourceError
 
 # normalize_path / resolve_path are public here but not re-exported at the top level:
@@ -55,16 +56,7 @@ APP_NAME = "pi"
 CONFIG_DIR_NAME = ".pi"
 
 # JavaScript's WhiteSpace + LineTerminator code points (what String.prototype.trim removes).
-_JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
-
-
-def js_trim(s: str) -> str:
-    """``s.trim()`` in JavaScript (strips U+FEFF too; keeps U+001C..U+001F and U+0085)."""
-    return s.strip(_JS_WHITESPACE)
 
 
 def strip_bom(content: str) -> str:
@@ -222,34 +214,9 @@ def os_homedir() -> str:
 # JSON helpers
 
 
-def _js_sort_key(s: str) -> bytes:
-    # Array.prototype.sort() compares UTF-16 code units, not code points.
-    return s.encode("utf-16-be", "surrogatepass")
-
-
 def js_sorted_keys(keys: Any) -> list[str]:
     """Keys sorted the way ``Object.keys(x).sort()`` sorts them (UTF-16 code unit order)."""
     return sorted(keys, key=_js_sort_key)
-
-
-def js_stringify_pretty(value: Any, indent: int = 2, _level: int = 0) -> str:
-    """``JSON.stringify(value, null, indent)``: scalars and strings print as :func:`js_stringify`."""
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        pad = " " * (indent * (_level + 1))
-        items = [
-            f"{pad}{js_stringify(str(k))}: {js_stringify_pretty(v, indent, _level + 1)}"
-            for k, v in value.items()
-        ]
-        return "{\n" + ",\n".join(items) + "\n" + " " * (indent * _level) + "}"
-    if isinstance(value, (list, tuple)):
-        if not value:
-            return "[]"
-        pad = " " * (indent * (_level + 1))
-        items = [f"{pad}{js_stringify_pretty(v, indent, _level + 1)}" for v in value]
-        return "[\n" + ",\n".join(items) + "\n" + " " * (indent * _level) + "]"
-    return js_stringify(value)
 
 
 def _reject_constant(name: str) -> Any:

@@ -34,7 +34,6 @@ Rules (taken from the Pi 0.85.0 sources, checked against the published ``dist``)
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import stat as _stat
@@ -42,14 +41,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pi_nb._js import utf16_len
+from pi_nb._js import js_trim, utf16_len
+from pi_nb._js import js_truthy as _js_truthy
 from pi_nb.errors import FrontmatterError
 from pi_nb.resources._ignore import Ignore, IgnoreRuleError
 from pi_nb.resources.frontmatter import parse_frontmatter
 from pi_nb.resources.paths import (
     CONFIG_DIR_NAME,
     is_under_path,
-    js_trim,
     node_join,
     node_resolve,
     path_exists,
@@ -102,17 +101,6 @@ class PromptTemplate:
         out["sourceInfo"] = self.source_info.to_dict()
         out["filePath"] = self.file_path
         return out
-
-
-def _js_truthy(v: Any) -> bool:
-    """JavaScript truthiness: ``[]`` and ``{}`` are true, ``NaN`` is false."""
-    if v is None or v is False:
-        return False
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return not (v == 0 or (isinstance(v, float) and math.isnan(v)))
-    if isinstance(v, str):
-        return v != ""
-    return True
 
 
 def _js_slice_utf16(s: str, end: int) -> str:

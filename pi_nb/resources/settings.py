@@ -33,11 +33,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
+from pi_nb._js import js_stringify_pretty
 from pi_nb.errors import ProjectNotTrustedError, SettingsFileError
 from pi_nb.resources.paths import (
     CONFIG_DIR_NAME,
     LockContendedError,
-    js_stringify_pretty,
     json_parse,
     node_join,
     normalize_path,

@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pi_nb._js import utf16_len
+from pi_nb._js import js_trim, utf16_len
 from pi_nb.errors import FrontmatterError
 from pi_nb.resources._ignore import Ignore, IgnoreRuleError
 from pi_nb.resources.frontmatter import parse_frontmatter
@@ -48,7 +48,6 @@ from pi_nb.resources.paths import (
     CONFIG_DIR_NAME,
     canonicalize_path,
     is_under_path,
-    js_trim,
     node_join,
     node_resolve,
     path_exists,

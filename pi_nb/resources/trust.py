@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from pi_nb._js import js_stringify
+from pi_nb._js import js_stringify, js_stringify_pretty
 from pi_nb.errors import TrustStoreError
 from pi_nb.resources.paths import (
     APP_NAME,
@@ -47,7 +47,6 @@ from pi_nb.resources.paths import (
     LockContendedError,
     canonicalize_path,
     js_sorted_keys,
-    js_stringify_pretty,
     json_parse,
     node_join,
     os_homedir,

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pi_nb._js import UNDEFINED, Undefined
+from pi_nb._js import js_truthy as _truthy
 from pi_nb.errors import EntryCycleError, InvalidEntryError
 from pi_nb.messages import (
     AgentMessage,
-    _truthy,
     create_branch_summary_message,
     create_compaction_summary_message,
     create_custom_message,

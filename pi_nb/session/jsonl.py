@@ -50,7 +50,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_nb._js import JS_WHITESPACE as _JS_WS
 from pi_nb._js import js_stringify, js_utf8_encode
+from pi_nb._js import js_trim as _js_trim
+from pi_nb._js import js_truthy as _js_truthy
 from pi_nb.errors import SessionError, SessionLockedError
 
 try:  # POSIX
@@ -75,12 +78,7 @@ _HEADER_SCAN_LIMIT = 1024 * 1024  # Pi's MAX_SESSION_HEADER_SCAN_BYTES
 _HEADER_READ_CHUNK = 4096
 
 # JavaScript's String.prototype.trim() whitespace: WhiteSpace + LineTerminator.
-_JS_WS = "\t\n\x0b\x0c\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _JS_WS_SET = frozenset(_JS_WS)
-
-
-def _js_trim(s: str) -> str:
-    return s.strip(_JS_WS)
 
 
 def _js_blank(s: str) -> bool:
@@ -124,17 +122,6 @@ def _json_parse(text: str) -> Any:
         if "digits" not in str(exc):
             raise
         return _SLOW_DECODER.decode(text)
-
-
-def _js_truthy(v: Any) -> bool:
-    """JavaScript truthiness of a parsed JSON value (``[]`` and ``{}`` are truthy there)."""
-    if v is None or v is False:
-        return False
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return v != 0
-    if isinstance(v, str):
-        return v != ""
-    return True
 
 
 def _is_header(v: Any) -> bool:

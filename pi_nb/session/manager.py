@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from pi_nb._js import UNDEFINED, Undefined
+from pi_nb._js import js_trim as _js_trim
+from pi_nb._js import js_truthy as _js_truthy
 from pi_nb.errors import (
     EntryNotFoundError,
     InvalidEntryError,
@@ -63,8 +65,6 @@ from pi_nb.session.jsonl import (
     DEFAULT_LOCK_TIMEOUT,
     LoadProblem,
     SessionFileContents,
-    _js_trim,
-    _js_truthy,
     append_to_file,
     create_file_exclusive,
     ensure_trailing_newline,

@@ -41,10 +41,6 @@ _DESCRIPTIONS = {
 }
 
 # JavaScript WhiteSpace + LineTerminator (what String.prototype.trim/trimEnd remove)
-JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 
 
 def error_code(exc: OSError) -> str:
@@ -85,11 +81,3 @@ def js_slice(seq: Sequence[T], start: float = 0, end: float | None = None) -> li
     e: float = n if end is None else _to_int(end)
     e = max(n + e, 0) if e < 0 else min(e, n)
     return list(seq[int(s) : int(e)]) if e > s else []
-
-
-def js_trim_end(s: str) -> str:
-    return s.rstrip(JS_WHITESPACE)
-
-
-def js_trim(s: str) -> str:
-    return s.strip(JS_WHITESPACE)

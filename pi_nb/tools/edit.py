@@ -29,9 +29,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from pi_nb._js import js_utf8_encode, utf16_len
+from pi_nb._js import js_trim_end, js_utf8_encode, utf16_len
 from pi_nb.errors import ToolError
-from pi_nb.tools._node import error_code, js_trim_end, node_fs_error
+from pi_nb.tools._node import error_code, node_fs_error
 from pi_nb.tools.base import AbortSignal, AgentTool, AgentToolResult, ToolContext, ToolUpdateCallback
 from pi_nb.tools.diff import diff_lines, generate_diff_string, generate_unified_patch
 from pi_nb.tools.mutation_queue import with_file_mutation_queue

@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pi_nb._js import js_number_to_string
+from pi_nb._js import js_number_to_string, js_stringify_pretty
 from pi_nb.errors import ToolValidationError
 
 __all__ = ["validate_tool_arguments"]
@@ -236,44 +236,6 @@ def _errors(schema: Mapping[str, Any], value: Any, path: list[str], out: list[st
 
 def _format_path(path: list[str]) -> str:
     return ".".join(path) if path else "root"
-
-
-def _is_array_index(key: str) -> bool:
-    return key.isdigit() and (key == "0" or not key.startswith("0")) and int(key) < 2**32 - 1
-
-
-def js_stringify_pretty(value: Any, indent: str = "  ", _level: int = 0) -> str:
-    """``JSON.stringify(value, null, 2)`` (JS number printing, array-index keys first)."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, (int, float)):
-        return js_number_to_string(value)
-    if isinstance(value, str):
-        return _js_string_literal(value)
-    inner = indent * (_level + 1)
-    outer = indent * _level
-    if isinstance(value, (list, tuple)):
-        if not value:
-            return "[]"
-        parts = [inner + js_stringify_pretty(v, indent, _level + 1) for v in value]
-        return "[\n" + ",\n".join(parts) + "\n" + outer + "]"
-    if isinstance(value, Mapping):
-        keys = [str(k) for k in value]
-        index_keys = sorted((k for k in keys if _is_array_index(k)), key=int)
-        ordered = index_keys + [k for k in keys if not _is_array_index(k)]
-        items = {str(k): v for k, v in value.items()}
-        if not ordered:
-            return "{}"
-        parts = [
-            f"{inner}{_js_string_literal(k)}: {js_stringify_pretty(items[k], indent, _level + 1)}"
-            for k in ordered
-        ]
-        return "{\n" + ",\n".join(parts) + "\n" + outer + "}"
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")

@@ -86,8 +86,44 @@ class _LoopThread:
     def submit(self, coro: Coroutine[Any, Any, Any]) -> Future[Any]:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
-    def run(self, coro: Coroutine[Any, Any, Any], timeout: float | None = None) -> Any:
-        return self.submit(coro).result(timeout)
+    def run(
+        self,
+        coro: Coroutine[Any, Any, Any],
+        timeout: float | None = None,
+        abort: Callable[[], None] | None = None,
+    ) -> Any:
+        """Run ``coro`` on the loop and wait for it. On a kernel interrupt the work is stopped too
+        (``abort()``, else the task is cancelled) and given a moment to wind down before the
+        ``KeyboardInterrupt`` goes on: otherwise it would finish behind the user's back (a
+        compaction appending its entry seconds after the cell was interrupted)."""
+        future = self.submit(coro)
+        try:
+            return future.result(timeout)
+        except KeyboardInterrupt:
+            _wind_down(future, abort)
+            raise
+
+
+def _wind_down(future: Future[Any], abort: Callable[[], None] | None, timeout: float = 30.0) -> None:
+    """After a kernel interrupt: stop the work running on the loop and wait (bounded) until it has.
+
+    ``abort()`` is repeated until the work ends, because a run passes through phases that each
+    start with a fresh abort signal (a compaction before the turn ends by being aborted, then the
+    turn itself would start); without ``abort`` the task is cancelled. Its own outcome (aborted,
+    cancelled) is not reported: the interrupt is.
+    """
+    deadline = time.monotonic() + timeout
+    while not future.done() and time.monotonic() < deadline:
+        if abort is None:
+            future.cancel()
+        else:
+            abort()
+        try:
+            future.result(0.05)
+        except Exception:
+            pass
+    if not future.done():
+        future.cancel()
 
 
 @magics_class
@@ -346,11 +382,7 @@ class PiMagics(Magics):  # type: ignore[misc]
                     break
         except KeyboardInterrupt:
             interrupted = True
-            session.abort()
-            try:
-                future.result(timeout=30)
-            except Exception:
-                pass
+            _wind_down(future, session.abort)
             view.notes.append("interrupted: the run was aborted; the session file is intact")
         finally:
             unsubscribe()
@@ -582,7 +614,7 @@ class PiMagics(Magics):  # type: ignore[misc]
     def _cmd_compact(self, rest: list[str]) -> Any:
         s = self._ensure_session()
         instructions = " ".join(rest) or None
-        outcome = self.loop.run(s.compact(instructions))
+        outcome = self.loop.run(s.compact(instructions), abort=s.abort)
         return outcome.result.to_dict() if outcome.result is not None else outcome.to_dict()
 
     def _cmd_navigate(self, rest: list[str]) -> Any:

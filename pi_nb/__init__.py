@@ -52,9 +52,9 @@ from pi_nb.providers import *  # noqa: F403
 from pi_nb import agent as _agent
 from pi_nb.agent import *  # noqa: F403
 
-# --- replay (pi_nb/replay.py) ---
-from pi_nb import replay as _replay
-from pi_nb.replay import *  # noqa: F403
+# --- what-if replay (pi_nb/what_if.py) ---
+from pi_nb import what_if as _what_if
+from pi_nb.what_if import *  # noqa: F403
 
 __version__ = "0.1.0"
 
@@ -71,7 +71,7 @@ __all__ = sorted(
         *_system_prompt.__all__,
         *_compaction.__all__,
         *_tools.__all__,
-        *_replay.__all__,
+        *_what_if.__all__,
     ]
 )
 

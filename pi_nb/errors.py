@@ -175,7 +175,7 @@ class CompactionCancelledError(CompactionError):
 
 
 class ReplayError(CompactionError, ValueError):
-    """A what-if replay (:mod:`pi_nb.replay`) got a session or a policy it cannot simulate."""
+    """A what-if replay (:mod:`pi_nb.what_if`) got a session or a policy it cannot simulate."""
 
 
 class ToolError(PiNbError):

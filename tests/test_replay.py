@@ -37,7 +37,8 @@ from pi_nb.agent import AgentSession
 from pi_nb.compaction.preparation import CompactionPreparation
 from pi_nb.compaction.serialization import create_file_ops
 from pi_nb.providers import OfflineModel
-from pi_nb.replay import (
+from pi_nb.resources.settings import SettingsManager
+from pi_nb.what_if import (
     DEFAULT_SUMMARY_TOKENS,
     _State,
     areplay,
@@ -45,7 +46,6 @@ from pi_nb.replay import (
     replay,
     sweep,
 )
-from pi_nb.resources.settings import SettingsManager
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).parent / "golden"

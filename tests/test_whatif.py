@@ -19,7 +19,7 @@ from pi_nb.notebook.whatif import (
     steps_df,
     sweep_df,
 )
-from pi_nb.replay import replay, sweep
+from pi_nb.what_if import replay, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 E2E = ROOT / "tests" / "fixtures" / "e2e"

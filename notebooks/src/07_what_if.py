@@ -7,7 +7,7 @@
 # policy without calling a model: *what would this session have looked like with a smaller
 # window, or another reserve?*
 #
-# `pi_nb.replay` walks a session's active branch in order and runs Pi 0.85's own rules at the
+# `pi_nb.what_if` walks a session's active branch in order and runs Pi 0.85's own rules at the
 # three places Pi checks (after a run, before a new prompt, between turns inside a run). Where Pi
 # would compact, it cuts the simulated history exactly where Pi's `prepareCompaction` cuts and
 # inserts a compaction entry, so every later decision sees the compacted context.

@@ -1,4 +1,4 @@
-"""Frames and plots of what-if replays and policy sweeps (:mod:`pi_nb.replay` in pandas/matplotlib).
+"""Frames and plots of what-if replays and policy sweeps (:mod:`pi_nb.what_if` in pandas/matplotlib).
 
 * :func:`decisions_df` — one row per checkpoint a replay passed (what Pi's rules decided there);
 * :func:`compactions_compare_df` — the simulated compactions beside the recorded ones;
@@ -25,7 +25,7 @@ from pi_nb.errors import NotebookError
 from pi_nb.notebook.budget import format_tokens
 from pi_nb.notebook.frames import _session_files
 from pi_nb.notebook.plots import _figure
-from pi_nb.replay import ReplayResult, SweepOutcome, sweep
+from pi_nb.what_if import ReplayResult, SweepOutcome, sweep
 
 __all__ = [
     "DECISION_COLUMNS",
@@ -92,7 +92,7 @@ def _results(results: ReplayResult | Iterable[ReplayResult]) -> list[ReplayResul
         return [results]
     out = list(results)
     if not all(isinstance(r, ReplayResult) for r in out):
-        raise NotebookError("expected a ReplayResult (from pi_nb.replay.replay) or a list of them")
+        raise NotebookError("expected a ReplayResult (from pi_nb.what_if.replay) or a list of them")
     return out
 
 
@@ -209,7 +209,7 @@ def compactions_compare_df(result: ReplayResult) -> Any:
 
 def steps_df(result: ReplayResult) -> Any:
     """The context size after each walked entry and compaction, simulated and recorded
-    (Pi's ``estimateContextTokens`` of each agent state; see :class:`pi_nb.replay.ReplayStep`)."""
+    (Pi's ``estimateContextTokens`` of each agent state; see :class:`pi_nb.what_if.ReplayStep`)."""
     df = pd.DataFrame(
         [
             {

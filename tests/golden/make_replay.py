@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from pi_nb._js import js_stringify  # noqa: E402
-from pi_nb.replay import ReplayResult, replay  # noqa: E402
+from pi_nb.what_if import ReplayResult, replay  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "golden"
 

@@ -218,7 +218,11 @@ def read_session_file(path: str | os.PathLike[str]) -> SessionFileContents:
     last_raw = b""
     scan = _SCAN_ONCE
     with gc_paused(), f:
-        for raw in f:
+        # Read what the file held when it was opened, no more: a line another process appends
+        # meanwhile is then either whole or the torn last line, never split in two by a read
+        # that met the end of the file in the middle of it.
+        lines = _lines_upto(f, os.fstat(f.fileno()).st_size)
+        for raw in lines:
             n += 1
             size += len(raw)
             last_raw = raw
@@ -272,7 +276,7 @@ def read_session_file(path: str | os.PathLike[str]) -> SessionFileContents:
                 break
         if not valid:
             # count the rest of the file so `size` and `line_count` stay true
-            for raw in f:
+            for raw in lines:
                 n += 1
                 size += len(raw)
                 last_raw = raw
@@ -289,6 +293,18 @@ def read_session_file(path: str | os.PathLike[str]) -> SessionFileContents:
         ends_with_newline=ends_with_newline,
         line_count=n,
     )
+
+
+def _lines_upto(f: Any, limit: int) -> Iterator[bytes]:
+    """The lines of binary file ``f`` within its first ``limit`` bytes (the last one possibly cut)."""
+    read = 0
+    for raw in f:
+        if read + len(raw) > limit:
+            if limit > read:
+                yield raw[: limit - read]
+            return
+        read += len(raw)
+        yield raw
 
 
 @contextlib.contextmanager

@@ -297,3 +297,69 @@ def test_a_killed_lock_holder_does_not_lock_the_store_forever(tmp_path: Path) ->
     assert store.get("/projects/x") is True
     store.set("/projects/x", False)
     assert store.get("/projects/x") is False
+
+
+class _GrowsWhileRead:
+    """A session file opened for reading; the moment the reader reaches the half-written last line,
+    the writer finishes that line and appends another one (what a concurrent append looks like)."""
+
+    def __init__(self, path: str, rest: bytes) -> None:
+        self._f = open(path, "rb")
+        self._path = path
+        self._rest = rest
+
+    def __enter__(self) -> _GrowsWhileRead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._f.close()
+
+    def fileno(self) -> int:
+        return self._f.fileno()
+
+    def __iter__(self) -> _GrowsWhileRead:
+        return self
+
+    def __next__(self) -> bytes:
+        line = self._f.readline()
+        if line and not line.endswith(b"\n") and self._rest:
+            with open(self._path, "ab") as w:
+                w.write(self._rest)
+            self._rest = b""
+        if not line:
+            raise StopIteration
+        return line
+
+
+def test_a_load_during_an_append_sees_a_consistent_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever a concurrent writer does, one load shows the file as it was when it was opened:
+    complete entries, and at most the line being written as a torn last line (never a complete
+    entry reported as two broken lines)."""
+    from pi_nb.session import jsonl
+    from pi_nb.session.jsonl import serialize_entry
+
+    path = _start_file(tmp_path)
+    entry = {
+        "type": "custom",
+        "customType": "x",
+        "data": {"pad": "y" * 500},
+        "id": "feedbeef",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+    }
+    line = serialize_entry(entry)
+    with open(path, "ab") as f:
+        f.write(line[:200])  # the writer is half-way through this line
+    rest = line[200:] + serialize_entry({**entry, "id": "cafebabe"})
+    monkeypatch.setattr(jsonl, "open", lambda p, mode="r": _GrowsWhileRead(p, rest), raising=False)
+    contents = read_session_file(path)
+    monkeypatch.undo()
+    assert [p.reason.split(",")[0] for p in contents.problems] == [
+        "torn last line (no newline at end of file)"
+    ]
+    assert contents.problems[0].line_number == contents.line_count == 4
+    # the next load sees both new entries, whole
+    again = read_session_file(path)
+    assert not again.problems and [e["id"] for e in again.entries[-2:]] == ["feedbeef", "cafebabe"]

@@ -407,16 +407,27 @@ def test_tools_in_a_deleted_cwd(tmp_path: Path) -> None:
         out.is_error
         and out.text == f"Working directory does not exist: {gone}\nCannot execute bash commands."
     )
-    for name, params in (
-        ("read", {"path": "x.txt"}),
-        ("ls", {}),
-        ("find", {"pattern": "*"}),
-        ("grep", {"pattern": "x"}),
-        ("write", {"path": "new.txt", "content": "x"}),
-    ):
-        out = _tool(tmp_path, name, params, cwd=gone)
-        assert out.text  # a result or a clear error, never an exception
-    assert not gone.exists() or name == "write"
+    expected = {
+        "read": f"ENOENT: no such file or directory, access '{gone / 'x.txt'}'",
+        "ls": f"Path not found: {gone}",
+        "find": f"Search path '{gone}' is not a directory.",
+        "grep": f"Path not found: {gone}",
+        "edit": "Could not edit file: x.txt. Error code: ENOENT.",
+    }
+    params: dict[str, dict[str, Any]] = {
+        "read": {"path": "x.txt"},
+        "ls": {},
+        "find": {"pattern": "*"},
+        "grep": {"pattern": "x"},
+        "edit": {"path": "x.txt", "edits": [{"oldText": "a", "newText": "b"}]},
+    }
+    for name, text in expected.items():
+        out = _tool(tmp_path, name, params[name], cwd=gone)
+        assert out.is_error and text in out.text, (name, out.text)
+    assert not gone.exists()
+    # write creates missing parent directories (Pi's mkdir -p): the file lands where it was asked to
+    out = _tool(tmp_path, "write", {"path": "new.txt", "content": "x"}, cwd=gone)
+    assert not out.is_error and (gone / "new.txt").read_text() == "x"
 
 
 def test_agent_session_whose_cwd_was_deleted(tmp_path: Path) -> None:

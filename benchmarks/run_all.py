@@ -308,7 +308,7 @@ def group_budget(entries: int, turns: int, pi: bool) -> list[dict[str, Any]]:
         note += f"; Pi {p}"
     counted = max(tr["refresh_counted"])
     size = f"{entries:,} entries, +1 turn"
-    target = "< 50 ms, counts only the new messages"
+    target = "every refresh < 50 ms, counts only the new messages"
     return [
         row(
             "budget",
@@ -318,8 +318,9 @@ def group_budget(entries: int, turns: int, pi: bool) -> list[dict[str, Any]]:
             f"{tr['refresh_peak_mb']:.1f} MB alloc",
             pi_secs,
             target,
-            tr["refresh_median_s"] < 0.05 and counted <= 5,
-            f"{counted} messages tokenized per refresh; {note}; Pi = getContextUsage() (chars/4 estimate only)",
+            tr["refresh_max_s"] < 0.05 and counted <= 5,
+            f"worst {tr['refresh_max_s'] * 1e3:.1f} ms; {counted} messages tokenized per refresh; {note}; "
+            "Pi = getContextUsage() (chars/4 estimate only)",
         ),
         row(
             "budget",
@@ -329,7 +330,7 @@ def group_budget(entries: int, turns: int, pi: bool) -> list[dict[str, Any]]:
             "-",
             pi_secs,
             target,
-            mg["refresh_median_s"] < 0.05 and max(mg["refresh_counted"]) <= 5,
+            mg["refresh_max_s"] < 0.05 and max(mg["refresh_counted"]) <= 5,
             f"worst {mg['refresh_max_s'] * 1e3:.0f} ms; walks the path twice per refresh (get_branch, build_context_entries)",
         ),
     ]

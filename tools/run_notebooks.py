@@ -3,6 +3,8 @@
     python tools/run_notebooks.py                       # all of notebooks/NN_*.ipynb -> out/notebooks/
     python tools/run_notebooks.py notebooks/02_truncation.ipynb --out /tmp/nb
     python tools/run_notebooks.py --no-html --jobs 2
+    python tools/run_notebooks.py notebooks/01_tour.ipynb --picture notebooks/images/widgets.png \
+        --cells '%%pi,%pi tree,%pi budget'
 
 For each notebook it writes ``<out>/<name>.ipynb`` (executed, with outputs) and ``<out>/<name>.html``
 (a static page: no JavaScript, no CDN). The committed notebooks are never modified.
@@ -28,8 +30,10 @@ from __future__ import annotations
 
 import argparse
 import copy
+import multiprocessing
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -90,8 +94,8 @@ def execute_notebook(
 ) -> Any:
     """Run one notebook top to bottom in a fresh kernel started in the notebook's directory.
 
-    Returns the executed ``nbformat.NotebookNode``; raises ``nbclient.exceptions.CellExecutionError``
-    when a cell fails. ``agent_dir`` (default: a new temporary directory, removed afterwards)
+    Returns the executed ``nbformat.NotebookNode`` (stream outputs coalesced); raises
+    ``nbclient.exceptions.CellExecutionError`` when a cell fails. ``agent_dir`` (default: a new temporary directory, removed afterwards)
     becomes the kernel's ``PI_CODING_AGENT_DIR``; ``env`` adds variables.
     """
     import nbformat
@@ -110,10 +114,44 @@ def execute_notebook(
         resources={"metadata": {"path": str(path.parent)}},
         record_timing=False,
     )
+    log_path = os.path.join(scratch, "kernel.log")
     try:
-        client.execute(env=kernel_env)
+        # the kernel process's own stderr (startup and shutdown chatter) goes to a log that is shown
+        # only when something fails; cell output travels over the kernel protocol as usual
+        with open(log_path, "w", encoding="utf-8") as log:
+            try:
+                client.execute(env=kernel_env, stderr=log)
+            except Exception as exc:
+                log.flush()
+                tail = Path(log_path).read_text(encoding="utf-8", errors="replace")[-3000:]
+                if tail.strip():
+                    exc.add_note("kernel log (tail):\n" + tail)
+                raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    return coalesce_streams(nb)
+
+
+def coalesce_streams(nb: Any) -> Any:
+    """Merge consecutive ``stream`` outputs of the same name (stdout, stderr) in place.
+
+    The kernel flushes ``print`` output on a timer, so one line can arrive as two outputs
+    depending on load; merged, the outputs no longer depend on timing."""
+    for cell in nb.cells:
+        merged: list[Any] = []
+        for output in cell.get("outputs", []):
+            prev = merged[-1] if merged else None
+            if (
+                prev is not None
+                and output.get("output_type") == "stream"
+                and prev.get("output_type") == "stream"
+                and prev.get("name") == output.get("name")
+            ):
+                prev["text"] = prev.get("text", "") + output.get("text", "")
+                continue
+            merged.append(output)
+        if "outputs" in cell:
+            cell["outputs"] = merged
     return nb
 
 
@@ -149,6 +187,123 @@ def export_html(nb: Any, *, title: str | None = None) -> str:
         nb.metadata["title"] = title
     body, _ = exporter.from_notebook_node(nb)
     return str(body)
+
+
+# ---------------------------------------------------------------------------------------------
+# headless Chromium: screenshots of an exported page (tests/test_screenshots.py, README picture)
+# ---------------------------------------------------------------------------------------------
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def find_chromium() -> str | None:
+    """The path of a Chromium/Chrome binary on ``PATH`` (Debian's ``chromium`` first), or ``None``."""
+    for name in BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def chromium(browser: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run headless Chromium once with a throwaway profile."""
+    with tempfile.TemporaryDirectory(prefix="pi_nb-chromium-") as profile:
+        return subprocess.run(
+            [
+                browser,
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--no-first-run",
+                f"--user-data-dir={profile}",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+
+def screenshot(browser: str, page: Path, png: Path, *, width: int = 1280, height: int = 2400) -> Path:
+    """Chromium's screenshot of ``page`` (a file) at ``width`` x ``height``, written to ``png``."""
+    png.unlink(missing_ok=True)
+    result = chromium(
+        browser, f"--screenshot={png}", f"--window-size={width},{height}", page.resolve().as_uri()
+    )
+    if not png.exists():
+        raise RuntimeError(f"chromium wrote no screenshot of {page}: {result.stderr[-2000:]}")
+    return png
+
+
+def dump_dom(browser: str, page: Path) -> str:
+    """The DOM after Chromium loaded ``page`` (``--dump-dom``)."""
+    result = chromium(browser, "--dump-dom", page.resolve().as_uri())
+    if result.returncode != 0 or "<html" not in result.stdout:
+        raise RuntimeError(f"chromium could not load {page}: {result.stderr[-2000:]}")
+    return result.stdout
+
+
+def only_cells(html: str, cell_ids: Iterable[str], *, inputs: bool = False) -> str:
+    """The exported page with every cell hidden except ``cell_ids`` (their inputs hidden too,
+    unless ``inputs``). Cells keep their place in the DOM; only the stylesheet changes."""
+    rules = ["main > .jp-Cell{display:none!important}", "body{margin:0!important;padding:0!important}"]
+    for cell_id in cell_ids:
+        rules.append(f'main > .jp-Cell[id="cell-id={cell_id}"]{{display:block!important}}')
+        if not inputs:
+            rules.append(f'[id="cell-id={cell_id}"] .jp-Cell-inputWrapper{{display:none!important}}')
+    if "</head>" not in html:
+        raise ValueError("not an exported notebook page (no </head>)")
+    return html.replace("</head>", "<style>" + "".join(rules) + "</style></head>", 1)
+
+
+def crop_to_content(png: Path, margin: int = 12) -> None:
+    """Cut the white space around what is drawn in ``png`` (needs Pillow, a matplotlib dependency)."""
+    from PIL import Image, ImageChops
+
+    image = Image.open(png).convert("RGB")
+    box = ImageChops.difference(image, Image.new("RGB", image.size, (255, 255, 255))).getbbox()
+    if box is None:
+        raise RuntimeError(f"{png} is blank")
+    left, top, right, bottom = box
+    image.crop(
+        (
+            max(0, left - margin),
+            max(0, top - margin),
+            min(image.width, right + margin),
+            min(image.height, bottom + margin),
+        )
+    ).save(png, optimize=True)
+
+
+def select_cells(nb: Any, selectors: Iterable[str]) -> list[str]:
+    """Cell ids from selectors: a cell id, or the start of a code cell's source (``%pi tree``)."""
+    ids = []
+    for selector in selectors:
+        by_id = [c.id for c in nb.cells if c.get("id") == selector]
+        by_source = [c.id for c in nb.cells if c.cell_type == "code" and c.source.startswith(selector)]
+        found = by_id or by_source
+        if len(found) != 1:
+            raise ValueError(f"{selector!r} matches {len(found)} cells; give a cell id")
+        ids.append(found[0])
+    return ids
+
+
+def picture(
+    nb: Any, cell_ids: Iterable[str], png: Path, *, width: int = 1100, title: str | None = None
+) -> Path:
+    """A PNG of some cells' outputs of an executed notebook, as headless Chromium draws the static
+    export (the README's picture of the widgets is made this way)."""
+    browser = find_chromium()
+    if browser is None:
+        raise RuntimeError("headless Chromium is not installed (Debian: apt-get install chromium)")
+    with tempfile.TemporaryDirectory(prefix="pi_nb-picture-") as tmp:
+        page = Path(tmp) / "page.html"
+        page.write_text(only_cells(export_html(nb, title=title), cell_ids), encoding="utf-8")
+        png.parent.mkdir(parents=True, exist_ok=True)
+        screenshot(browser, page, png, width=width, height=4000)
+    crop_to_content(png)
+    return png
 
 
 @dataclass
@@ -194,7 +349,9 @@ def run_all(
             _report(outcome)
             outcomes.append(outcome)
         return outcomes
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # spawn, not fork: the caller may hold threads (a test runner, a live kernel client), and a
+    # forked copy of those can deadlock
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(run_one, p, str(out), html, timeout, agent_dir) for p in paths]
         outcomes = [f.result() for f in futures]
     for outcome in outcomes:
@@ -223,7 +380,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--agent-dir", default=None, help="PI_CODING_AGENT_DIR for the kernels (default: a temp dir each)"
     )
+    parser.add_argument(
+        "--picture",
+        type=Path,
+        default=None,
+        help="with one notebook: a PNG of the outputs of the cells given by --cells (headless Chromium)",
+    )
+    parser.add_argument(
+        "--cells", default="", help="for --picture: cell ids or starts of cell sources, comma-separated"
+    )
     args = parser.parse_args(argv)
+    if args.picture is not None:
+        if len(args.notebooks) != 1 or not args.cells:
+            parser.error("--picture needs exactly one notebook and --cells")
+        nb = execute_notebook(args.notebooks[0], timeout=args.timeout, agent_dir=args.agent_dir)
+        picture(nb, select_cells(nb, [c.strip() for c in args.cells.split(",") if c.strip()]), args.picture)
+        print(f"wrote {args.picture}")
+        return 0
     notebooks = args.notebooks or default_notebooks()
     if not notebooks:
         print("no notebooks found", file=sys.stderr)

@@ -12,8 +12,8 @@ sessions, no compaction in it, so the whole path is in the context):
 2. **refresh after one turn**: a turn (user prompt, assistant tool call, tool result, answer with
    usage) is appended with ``append_message``, then the same two calls run again; timed for
    ``--turns`` successive turns, median and worst reported. The tracker's ``counted`` shows how
-   many messages each refresh tokenized (the 4 new ones plus the previous last message, which
-   may have grown while streaming), and each refreshed budget is checked equal to a from-scratch
+   many messages each refresh tokenized (the 4 new ones), and each refreshed budget is checked
+   equal to a from-scratch
    :func:`compute_budget` (outside the timing).
 3. **the ``%pi budget`` path**: the same refresh through :meth:`PiMagics.budget_input` on an
    ``AgentSession`` holding that session (what the live view runs on each ``message_end``):
@@ -307,10 +307,10 @@ def main() -> None:
         print(f"Pi: {pi}")
     print(
         f"\ncold count tokenized {tr['cold_counted']} messages; each refresh tokenized at most "
-        f"{max(tr['refresh_counted'])} (4 new + the previous last)."
+        f"{max(tr['refresh_counted'])} (a turn adds 4 messages)."
     )
-    ok = tr["refresh_median_s"] * 1e3 < TARGET_MS and mg["refresh_median_s"] * 1e3 < TARGET_MS
-    print(f"target: refresh under {TARGET_MS:g} ms -> {'met' if ok else 'NOT met'}")
+    ok = tr["refresh_max_s"] * 1e3 < TARGET_MS and mg["refresh_max_s"] * 1e3 < TARGET_MS
+    print(f"target: every refresh under {TARGET_MS:g} ms -> {'met' if ok else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -366,3 +366,17 @@ def test_200mb_of_output_with_bounded_memory(tmp_path: Path) -> None:
         r"\[Showing lines \d+-\d+ of 5405406 \(50\.0KB limit\)\. Full output: .*pi-bash-[0-9a-f]{16}\.log\]$",
         report["text"],
     )
+
+
+def test_provider_keys_never_reach_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """design.md: keys come from the environment and are never written to sessions or outputs,
+    so a model running ``env`` must not see them (a deliberate difference from Pi)."""
+    from pi_nb.tools import run_tool
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak")
+    monkeypatch.setenv("MY_SERVICE_API_KEY", "also-secret")
+    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    out = run_tool("bash", str(tmp_path), {"command": "env"})
+    text = out.text
+    assert "sk-should-not-leak" not in text and "also-secret" not in text
+    assert "HARMLESS_SETTING=visible" in text

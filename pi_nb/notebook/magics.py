@@ -550,45 +550,37 @@ class PiMagics(Magics):  # type: ignore[misc]
         return session_tree(s.session_manager, on_navigate=self._navigate_callback())
 
     def budget_input(self) -> Any:
-        """The current session as a :class:`~pi_nb.notebook.budget.BudgetInput` (what the next request holds)."""
-        from pi_nb.notebook.budget import (
-            BudgetInput,
-            compaction_kept_messages,
-            has_usage_after_latest_compaction,
-        )
-        from pi_nb.tokens import get_last_assistant_usage
+        """The current session as a :class:`~pi_nb.notebook.budget.BudgetInput` (what the next request
+        holds). Incremental: one :class:`~pi_nb.notebook.budget.BudgetTracker` per kernel extends the
+        previous path when the leaf only moved forward, so a refresh costs the new entries only."""
+        from pi_nb.notebook.budget import BudgetTracker
 
         s = self._ensure_session()
         c = s.settings.get_compaction_settings()
-        branch = s.session_manager.get_branch()
-        return BudgetInput(
-            messages=list(s.messages),
-            context_window=s.model.context_window,
+        if self._budget_tracker is None:
+            self._budget_tracker = BudgetTracker()
+        return self._budget_tracker.session_input(
+            s.session_manager,
+            model_context_window=s.model.context_window,
+            reserve_tokens=c.reserve_tokens,
+            keep_recent_tokens=c.keep_recent_tokens,
+            compaction_enabled=c.enabled,
             system_prompt=s.system_prompt,
             system_prompt_parts=s.system_prompt_parts(),
             tools=[
                 {"name": t.name, "description": t.description, "parameters": t.parameters}
                 for t in s.agent.state.tools
             ],
-            reserve_tokens=c.reserve_tokens,
-            keep_recent_tokens=c.keep_recent_tokens,
-            compaction_enabled=c.enabled,
-            last_usage=get_last_assistant_usage(branch),
-            compacted_since_last_usage=any(e.get("type") == "compaction" for e in branch)
-            and not has_usage_after_latest_compaction(branch),
-            compaction_kept_messages=compaction_kept_messages(s.session_manager.build_context_entries()),
         )
 
     def _cmd_budget(self, rest: list[str]) -> Any:
         """The token budget of the next request; the view follows the session live (at most ~10 redraws a
         second, counting only new messages) until the session is replaced."""
-        from pi_nb.notebook.budget import BudgetTracker
         from pi_nb.notebook.widgets import BudgetView
 
         session = self._ensure_session()
-        if self._budget_tracker is None:
-            self._budget_tracker = BudgetTracker()
-        view = BudgetView(self.budget_input(), tracker=self._budget_tracker)
+        inp = self.budget_input()
+        view = BudgetView(inp, tracker=self._budget_tracker)
 
         def follow(event: dict[str, Any]) -> None:
             if (

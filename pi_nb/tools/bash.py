@@ -27,6 +27,11 @@ Environment: the caller's environment with ``PI_SESSION_ID``, ``PI_SESSION_FILE`
 when session exposure is on (the default). Where Pi puts its own bin directory (its downloaded
 ``rg``/``fd``) first on ``PATH``, pi_nb *appends* the directory of the bundled ``rg`` when no ``rg``
 is on ``PATH`` (appending never shadows the user's tools).
+
+Deliberate difference from Pi: provider credentials (variables whose name ends in ``_API_KEY``,
+plus :data:`CREDENTIAL_ENV_KEYS`) are removed from the command's environment, so a model that runs
+``env`` cannot copy a key into the session file or a notebook (design.md: keys never reach sessions
+or outputs). Pass them explicitly in the command if a tool really needs one.
 """
 
 from __future__ import annotations
@@ -132,9 +137,17 @@ def get_shell_config(custom_shell_path: str | None = None) -> tuple[str, list[st
     return "sh", ["-c"]
 
 
+#: Credential variables kept out of commands besides every ``*_API_KEY`` (see the module docstring).
+CREDENTIAL_ENV_KEYS = frozenset({"ANTHROPIC_AUTH_TOKEN", "OPENAI_ORG_ID", "AZURE_OPENAI_AD_TOKEN"})
+
+
+def is_credential_env_key(name: str) -> bool:
+    return name.upper().endswith("_API_KEY") or name.upper() in CREDENTIAL_ENV_KEYS
+
+
 def get_shell_env() -> dict[str, str]:
-    """The environment commands run in (see the module docstring on ``PATH``)."""
-    env = dict(os.environ)
+    """The environment commands run in (see the module docstring on ``PATH`` and credentials)."""
+    env = {k: v for k, v in os.environ.items() if not is_credential_env_key(k)}
     if shutil.which("rg", path=env.get("PATH")) is None:
         from pi_nb.tools.grep import find_rg_binary
 

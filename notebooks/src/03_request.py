@@ -196,8 +196,8 @@ read .pi/skills/release/SKILL.md
 /skill:release read notes.txt
 
 # %%
-first_user = [m for m in magics.session.messages if m["role"] == "user"][-1]
-print(first_user["content"][0]["text"] if isinstance(first_user["content"], list) else first_user["content"])
+sent = [m for m in magics.session.messages if m["role"] == "user"][-1]  # what the model received
+print(sent["content"][0]["text"] if isinstance(sent["content"], list) else sent["content"])
 
 # %% [markdown]
 # ## The exact system prompt

@@ -171,3 +171,21 @@ def test_interrupt_aborts_the_turn_and_keeps_the_session(shell: Any) -> None:
     again = shell.run_cell_magic("pi", "", "run `echo still alive`")
     assert "still alive" in again.text
     assert not os.system("true")
+
+
+def test_session_access_and_text_answers(shell: Any) -> None:
+    from pi_nb.notebook import current_session
+    from pi_nb.notebook.magics import PiText
+
+    shell.run_cell_magic("pi", "", "read notes.txt")
+    s = shell.run_line_magic("pi", "session")
+    assert s is current_session()
+    status = shell.run_line_magic("pi", "status")
+    assert isinstance(status, PiText) and repr(status) == str(status)  # shows as text, not a quoted string
+    # the sync API works inside a running event loop (as in a notebook cell)
+    import asyncio
+
+    async def inside_a_loop() -> str:
+        return s.run("run `echo from a loop`").text
+
+    assert "from a loop" in asyncio.run(inside_a_loop())

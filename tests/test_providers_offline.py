@@ -146,3 +146,32 @@ def test_continues_from_the_summary_after_an_overflow_retry() -> None:
     m = OfflineModel()
     first = m.respond(Context("sys", [user(summary)], TOOL_SCHEMAS))
     assert first["stopReason"] == "toolUse" and first["content"][-1]["name"] == "read"
+
+
+def test_backticked_commands_stay_commands_and_call_ids_differ_between_branches() -> None:
+    plan = plan_actions("run `cat notes.txt` then read `other.txt`", ALL_TOOLS)
+    assert [(a.tool, a.arguments) for a in plan] == [
+        ("bash", {"command": "cat notes.txt"}),
+        ("read", {"path": "other.txt"}),
+    ]
+    m = OfflineModel()
+    a = m.respond(Context(None, [user("run `echo a`")], TOOL_SCHEMAS))["content"][-1]["id"]
+    b = m.respond(Context(None, [user("run `echo b`")], TOOL_SCHEMAS))["content"][-1]["id"]
+    again = m.respond(Context(None, [user("run `echo a`")], TOOL_SCHEMAS))["content"][-1]["id"]
+    assert a != b and a == again
+
+
+def test_updating_a_summary_carries_bullets_not_blocks() -> None:
+    previous = (
+        "## Goal\n- first goal\n\n## Critical Context\n- File: a.py\n\n---\n\n**Turn Context (split turn):**\n\n"
+        "## Original Request\n- do x\n\n<read-files>\na.py\n</read-files>"
+    )
+    prompt = (
+        "<conversation>\n[User]: next\n</conversation>\n\n<previous-summary>\n"
+        + previous
+        + "\n</previous-summary>\n\n"
+        "## Goal\n## Critical Context\n"
+    )
+    out = OfflineModel().respond(Context("s", [user(prompt)], None))["content"][0]["text"]
+    assert "Turn Context" not in out and "---" not in out and "<read-files>" not in out
+    assert "- first goal" in out and "- File: a.py" in out

@@ -152,7 +152,7 @@ entries[["entry_id", "parent_id", "type", "role", "text", "depth", "on_active_br
 # %%
 from pi_nb.notebook import messages_df, usage_df
 
-session = get_ipython().magics_manager.registry["PiMagics"].session
+session = %pi session
 messages_df(session.session_manager)[["entry_id", "role", "tool_name", "stop_reason", "estimate_tokens", "text"]]
 
 # %%

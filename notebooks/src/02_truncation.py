@@ -226,7 +226,7 @@ pd.DataFrame(rows).set_index("text")
 # %%
 from pi_nb.notebook import plot_truncation, tool_results_df
 
-session = get_ipython().magics_manager.registry["PiMagics"].session
+session = %pi session
 frame = tool_results_df(session.session_manager)
 frame[["tool_name", "truncated_by", "output_lines", "total_lines", "output_bytes", "total_bytes", "last_line_partial", "first_line_exceeds_limit", "match_limit_reached"]]
 

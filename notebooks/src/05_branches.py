@@ -53,7 +53,7 @@ for prompt in ["read notes.txt", "run `wc -l server.log`", "run `tail -n 3 serve
 # the notebook's variables.
 
 # %%
-session = ip.magics_manager.registry["PiMagics"].session
+session = %pi session
 sm = session.session_manager
 answers = [e["id"] for e in sm.get_branch() if e["type"] == "message" and e["message"]["role"] == "assistant" and e["message"]["stopReason"] == "stop"]
 first_answer, last_leaf = answers[0], sm.get_leaf_id()

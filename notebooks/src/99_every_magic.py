@@ -102,7 +102,7 @@ print(answer)
 # %%
 from pi_nb.notebook import session_tree, token_budget, tool_result_truncation, truncation_view
 
-session = get_ipython().magics_manager.registry["PiMagics"].session
+session = %pi session
 sm = session.session_manager
 bash_results = [e["message"] for e in sm.get_branch() if e["type"] == "message" and e["message"].get("toolName") == "bash"]
 tool_result_truncation(bash_results[0])

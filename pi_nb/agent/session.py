@@ -488,14 +488,19 @@ class AgentSession:
         return result
 
     def run(self, text: str, **kwargs: Any) -> PromptResult:
-        """Synchronous :meth:`prompt` for scripts (not from inside a running event loop)."""
+        """Synchronous :meth:`prompt` for scripts and notebooks.
+
+        Inside a running event loop (a Jupyter cell) the turn runs on a worker thread with its own
+        loop and this call blocks until it ends; ``await session.prompt(...)`` is the non-blocking form.
+        """
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(self.prompt(text, **kwargs))
-        raise AgentError(
-            "AgentSession.run() cannot be called from a running event loop; use `await session.prompt(...)`"
-        )
+        import concurrent.futures
+
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pi_nb-run") as pool:
+            return pool.submit(asyncio.run, self.prompt(text, **kwargs)).result()
 
     async def _run_agent_prompt(self, messages: list[dict[str, Any]], result: PromptResult) -> None:
         await self.agent.prompt(messages)

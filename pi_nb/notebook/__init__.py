@@ -55,6 +55,9 @@ _LAZY: dict[str, str] = {
     "token_budget": "widgets",
     "tool_result_truncation": "widgets",
     "truncation_view": "widgets",
+    # magics (IPython is imported only when one of these is used)
+    "PiMagics": "magics",
+    "current_session": "magics",
     # frames
     "compactions_df": "frames",
     "entries_df": "frames",

@@ -131,9 +131,9 @@ class ContextView:
         for r in self.rows:
             est = f"{r.estimate:,}" if r.estimate is not None else "—"
             out.append(
-                f"<tr style='border-top:1px solid #e2e8f0;vertical-align:top'><td style='white-space:nowrap'>{html.escape(r.label)}</td>"
+                f"<tr style='border-top:1px solid #e2e8f0;vertical-align:top'><td style='white-space:nowrap;text-align:left'>{html.escape(r.label)}</td>"
                 f"<td style='text-align:right'>{r.tiktoken:,}</td><td style='text-align:right'>{est}</td>"
-                f"<td><details><summary style='{_MONO}'>{html.escape(r.text.split(chr(10), 1)[0][:120])}</summary>"
+                f"<td style='text-align:left'><details><summary style='{_MONO}'>{html.escape(r.text.split(chr(10), 1)[0][:120])}</summary>"
                 f"<pre style='{_MONO};white-space:pre-wrap;max-height:400px;overflow:auto'>{html.escape(r.text)}</pre></details></td></tr>"
             )
         out.append("</table></div>")

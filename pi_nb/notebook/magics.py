@@ -41,7 +41,7 @@ from traitlets import Bool, Int, Unicode
 
 from pi_nb.notebook.turn import TurnResult, TurnView
 
-__all__ = ["PiMagics", "load_ipython_extension"]
+__all__ = ["PiMagics", "PiText", "current_session", "load_ipython_extension"]
 
 HELP = """\
 %%pi [options]            run the cell as a prompt (one agent turn, streamed into the cell)
@@ -71,6 +71,7 @@ HELP = """\
 %pi trust [yes|no|parent|once|once-no]  show or answer the project-trust question
 %pi replay [N|all]                      re-render the last N recorded turns (no model call)
 %pi status                              where the session is
+%pi session                             the AgentSession object itself (for the Python API)
 %pi help                                this text
 """
 
@@ -426,7 +427,8 @@ class PiMagics(Magics):  # type: ignore[misc]
         handler: Callable[[list[str]], Any] | None = getattr(self, f"_cmd_{command.replace('-', '_')}", None)
         if handler is None:
             raise UsageError(f"%pi: unknown command {command!r}. Try %pi help")
-        return handler(rest)
+        result = handler(rest)
+        return PiText(result) if isinstance(result, str) else result
 
     @staticmethod
     def _parser(name: str) -> argparse.ArgumentParser:
@@ -520,6 +522,10 @@ class PiMagics(Magics):  # type: ignore[misc]
             "contextWindow": s.model.context_window,
             "threshold": s.model.context_window - c.reserve_tokens,
         }
+
+    def _cmd_session(self, rest: list[str]) -> Any:
+        """The :class:`~pi_nb.agent.AgentSession` behind the magics (for the Python API)."""
+        return self._ensure_session()
 
     def _cmd_status(self, rest: list[str]) -> str:
         s = self._ensure_session()
@@ -701,6 +707,18 @@ class PiMagics(Magics):  # type: ignore[misc]
         return None
 
 
+class PiText(str):
+    """A command's answer: shows as plain text (not a quoted string) in a cell's output."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f'<pre style="white-space:pre-wrap;margin:0">{html.escape(str(self))}</pre>'
+
+
 class _Namespace(dict[str, Any]):
     def __missing__(self, key: str) -> Any:
         raise KeyError(f"no variable named {key!r} for {{{key}}}")
@@ -717,6 +735,17 @@ def _turns(branch: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
             turns.append([])
         turns[-1].append(msg)
     return turns
+
+
+def current_session() -> Any:
+    """The :class:`~pi_nb.agent.AgentSession` the ``%%pi`` magics of this kernel use (created on first use)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    magics = shell.magics_manager.registry.get("PiMagics") if shell is not None else None
+    if magics is None:
+        raise UsageError("pi_nb's magics are not loaded: run %load_ext pi_nb first")
+    return magics._ensure_session()
 
 
 def load_ipython_extension(ipython: Any) -> None:

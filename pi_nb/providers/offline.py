@@ -41,6 +41,7 @@ behave as with a real model.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import shlex
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -114,6 +115,15 @@ def plan_actions(text: str, tools: Iterable[str]) -> list[PlannedAction]:
         taken.append(span)
         actions.append(PlannedAction(span[0], tool, args))
 
+    # A command in backticks is a command, even `cat notes.txt`; a path in backticks right after a
+    # read verb ("read `notes.txt`") is left to the read pattern below.
+    for m in _BACKTICK.finditer(text):
+        if not re.search(
+            r"\b(?:read|open|show|view|inspect|list|ls)\s+(?:the\s+)?(?:file\s+)?$",
+            text[: m.start()],
+            re.IGNORECASE,
+        ):
+            add(m.span(), "bash", {"command": m.group(1).strip()})
     for m in _EDIT.finditer(text):
         if free(m.span()):
             add(
@@ -142,9 +152,6 @@ def plan_actions(text: str, tools: Iterable[str]) -> list[PlannedAction]:
             if m["path"]:
                 grep_args["path"] = m["path"]
             add(m.span(), "grep", grep_args)
-    for m in _BACKTICK.finditer(text):
-        if free(m.span()):
-            add(m.span(), "bash", {"command": m.group(1).strip()})
     for m in _LIST.finditer(text):
         if free(m.span()) and m["path"].lower() not in ("the", "files", "all"):
             add(m.span(), "ls", {"path": m["path"]})
@@ -325,7 +332,7 @@ class OfflineModel(Model):
         runnable = [a for a in plan if not a.tool.startswith("unavailable:")]
         if issued < len(runnable):
             action = runnable[issued]
-            call_id = f"call_{len(messages)}_{issued}"
+            call_id = _call_id(messages, issued)
             lead = f"Step {issued + 1} of {len(runnable)}: {action.tool}."
             return (
                 [
@@ -489,6 +496,16 @@ class OfflineModel(Model):
         yield {"type": "done", "reason": final["stopReason"], "message": final}
 
 
+def _call_id(messages: Sequence[dict[str, Any]], issued: int) -> str:
+    """A tool-call id that is deterministic for a context but differs between sibling branches
+    (ids only need to be unique within a conversation, as providers' are)."""
+    digest = hashlib.sha1(usedforsecurity=False)
+    for m in messages:
+        digest.update(str(m.get("role")).encode())
+        digest.update(js_stringify(m.get("content")).encode("utf-8", "surrogatepass"))
+    return f"call_{digest.hexdigest()[:12]}_{issued}"
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -604,8 +621,8 @@ def _sections(summary: str) -> dict[str, list[str]]:
         if m:
             current = m.group(1).lower()
             out.setdefault(current, [])
-        elif current is not None and line.strip() and line.strip() != "- (none)":
-            out[current].append(line)
+        elif current is not None and re.match(r"^\s*(?:[-*]|\d+\.)\s", line) and line.strip() != "- (none)":
+            out[current].append(line)  # bullets only: never "---", "**Turn Context...**" or <read-files> tags
     return out
 
 

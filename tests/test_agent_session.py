@@ -448,3 +448,35 @@ def test_manual_compact_during_a_response_runs_only_the_manual_compaction(tmp_pa
     asyncio.run(run())
     assert reasons == ["manual"]
     assert [e["type"] for e in s.session_manager.get_entries()].count("compaction") == 1
+
+
+def test_project_trust_resolution_through_hooks_and_ask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spec §3 in the session: untrusted without a way to ask; a project_trust hook or an answer trusts."""
+    agent_dir = tmp_path / "agent"
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+    project = tmp_path / "proj"
+    (project / ".pi").mkdir(parents=True)
+    (project / ".pi" / "settings.json").write_text('{"compaction": {"reserveTokens": 1234}}')
+
+    def session(**kw: Any) -> AgentSession:
+        return AgentSession(
+            SessionManager.in_memory(str(project)), ScriptedModel(), agent_dir=str(agent_dir), **kw
+        )
+
+    assert session().settings.get_compaction_settings().reserve_tokens == 16384  # untrusted: project ignored
+    hooks = SessionHooks()
+    seen: list[dict[str, Any]] = []
+    hooks.on("project_trust", lambda e: seen.append(e) or {"trusted": "yes"})
+    assert session(hooks=hooks).settings.get_compaction_settings().reserve_tokens == 1234
+    assert seen and seen[0]["type"] == "project_trust" and seen[0]["cwd"].endswith("proj")
+    asked: list[str] = []
+
+    def ask(prompt: Any) -> str:
+        asked.append(prompt.message)
+        return "Trust"
+
+    assert session(ask=ask).settings.get_compaction_settings().reserve_tokens == 1234
+    assert asked[0].startswith("Trust project folder?")
+    assert session().settings.get_compaction_settings().reserve_tokens == 1234  # the answer was saved

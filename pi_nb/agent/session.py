@@ -88,11 +88,18 @@ class SessionHooks(HookRunner):
     ``context`` handlers get ``{"type": "context", "messages": [...]}`` (a deep copy) and may return
     ``{"messages": [...]}`` to replace the list for that request; ``before_agent_start`` handlers get
     ``{"type": "before_agent_start", "prompt", "images", "systemPrompt"}`` and may return
-    ``{"messages": [...custom...], "systemPrompt": str}``. A handler that raises is reported in
+    ``{"messages": [...custom...], "systemPrompt": str}``; ``project_trust`` handlers get
+    ``{"type": "project_trust", "cwd"}`` and may return ``{"trusted": "yes"|"no", "remember"?: bool}``
+    (asked when the session is created without ``project_trusted``). A handler that raises is reported in
     ``errors`` and skipped, as Pi does with extensions.
     """
 
-    EVENT_TYPES: ClassVar[tuple[str, ...]] = (*HookRunner.EVENT_TYPES, "context", "before_agent_start")
+    EVENT_TYPES: ClassVar[tuple[str, ...]] = (
+        *HookRunner.EVENT_TYPES,
+        "context",
+        "before_agent_start",
+        "project_trust",
+    )
 
     async def emit_simple(self, event_type: str, event: dict[str, Any]) -> list[Any]:
         from pi_nb.compaction.hooks import HookError
@@ -177,11 +184,14 @@ class AgentSession:
         thinking_level: str | None = None,
         hooks: SessionHooks | None = None,
         project_trusted: bool | None = None,
+        ask: Callable[[Any], Any] | None = None,
     ) -> None:
         self.session_manager = session_manager
         self.cwd = session_manager.get_cwd()
         self.agent_dir = agent_dir or get_agent_dir()
         self.hooks = hooks or SessionHooks()
+        if project_trusted is None and settings is None:
+            project_trusted = self._resolve_project_trust(ask)
         self.settings = settings or SettingsManager.create(
             self.cwd, self.agent_dir, project_trusted=bool(project_trusted)
         )
@@ -223,6 +233,22 @@ class AgentSession:
         else:
             session_manager.append_model_change(model.provider, model.id)
             session_manager.append_thinking_level_change(level)
+
+    def _resolve_project_trust(self, ask: Callable[[Any], Any] | None) -> bool:
+        """Pi's resolution order (spec §3): no project resources -> trusted; ``project_trust`` hooks;
+        the saved decision; ``defaultProjectTrust`` from the global settings; then ``ask`` (a
+        callable given the :class:`~pi_nb.resources.trust.TrustPrompt`), and with no way to ask,
+        untrusted."""
+        from pi_nb.resources.trust import ProjectTrustStore, resolve_project_trusted
+
+        global_settings = SettingsManager.create(self.cwd, self.agent_dir, project_trusted=False)
+        return resolve_project_trusted(
+            self.cwd,
+            ProjectTrustStore(self.agent_dir),
+            default_project_trust=global_settings.get_default_project_trust(),
+            project_trust=list(self.hooks.handlers("project_trust")) or None,
+            ask=ask,
+        )
 
     # -- properties ----------------------------------------------------------------------------
     @property

@@ -31,6 +31,8 @@ from pi_nb import (
 from pi_nb._js import js_stringify
 
 GOLDEN = Path(__file__).parent / "golden"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RECORDED_REPO_ROOT = "/work/main"  # where tests/golden/make_session_roundtrip.py ran (the process cwd)
 sys.path.insert(0, str(GOLDEN))
 import make_session_roundtrip as rt  # noqa: E402
 
@@ -50,8 +52,14 @@ def ordered(value: Any) -> str:
 
 
 @pytest.mark.parametrize("case", OPS, ids=[c["scenario"]["name"] for c in OPS])
-def test_replay_writes_what_pi_writes(case: dict[str, Any], tmp_path: Path) -> None:
+def test_replay_writes_what_pi_writes(
+    case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scenario, pi = case["scenario"], case["pi"]
+    # Scenarios that open a file without a cwd record the process cwd of the recording run (the repo
+    # root there); the replay runs from this checkout's root, wherever it is cloned.
+    monkeypatch.chdir(REPO_ROOT)
+    pi = json.loads(json.dumps(pi).replace(RECORDED_REPO_ROOT, str(REPO_ROOT)))
     mine = rt.replay(scenario, pi.get("sessionIds", []), str(tmp_path))
     backups = mine.pop("backups", {})
     mine.pop("loadProblems", None)

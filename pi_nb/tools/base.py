@@ -285,3 +285,36 @@ def run_in_daemon_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
 
     threading.Thread(target=work, name="pi-nb-tool-io", daemon=True).start()
     return future
+
+
+MAX_SAFE_INTEGER = 2**53 - 1
+"""``Number.MAX_SAFE_INTEGER``: grep, find and ls truncate by bytes only (no line limit)."""
+
+
+def listing_result(
+    lines: list[str],
+    *,
+    limit: tuple[str, str, Any] | None = None,
+    after: tuple[tuple[str, str, Any], ...] = (),
+) -> AgentToolResult:
+    """The ending grep, find and ls share in Pi: the lines cut to 50 KB (bytes only, head kept),
+    then one ``[...]`` of notices joined by ``". "`` in Pi's order: the count limit (``limit`` =
+    notice, details key, value), ``50.0KB limit reached``, then ``after`` (same triples)."""
+    from pi_nb.truncation import DEFAULT_MAX_BYTES, format_size, truncate_head
+
+    truncation = truncate_head("\n".join(lines), max_lines=MAX_SAFE_INTEGER)
+    output = truncation.content
+    details: dict[str, Any] = {}
+    notices: list[str] = []
+    if limit is not None:
+        notices.append(limit[0])
+        details[limit[1]] = limit[2]
+    if truncation.truncated:
+        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
+        details["truncation"] = truncation.to_dict()
+    for text, key, value in after:
+        notices.append(text)
+        details[key] = value
+    if notices:
+        output += "\n\n[" + ". ".join(notices) + "]"
+    return AgentToolResult(content=[{"type": "text", "text": output}], details=details or None)

@@ -36,13 +36,19 @@ import pathspec
 from pi_nb._js import js_number_to_string
 from pi_nb.errors import ToolError
 from pi_nb.tools._glob import GlobError, compile_glob
-from pi_nb.tools.base import AbortSignal, AgentTool, AgentToolResult, ToolContext, ToolUpdateCallback
+from pi_nb.tools.base import (
+    AbortSignal,
+    AgentTool,
+    AgentToolResult,
+    ToolContext,
+    ToolUpdateCallback,
+    listing_result,
+)
 from pi_nb.tools.paths import resolve_to_cwd
-from pi_nb.truncation import DEFAULT_MAX_BYTES, format_size, truncate_head
+from pi_nb.truncation import DEFAULT_MAX_BYTES
 
 __all__ = ["FindTool", "create_find_tool", "find_fd_binary", "relativize_find_result_path"]
 
-MAX_SAFE_INTEGER = 2**53 - 1
 FIND_DEFAULT_LIMIT = 1000
 FIND_PROMPT_SNIPPET = "Find files by glob pattern (respects .gitignore)"
 FIND_DESCRIPTION = (
@@ -305,22 +311,15 @@ class FindTool(AgentTool):
             line = raw.removesuffix("\r").strip()
             if line:
                 relativized.append(relativize_find_result_path(line, search_path))
-        truncation = truncate_head("\n".join(relativized), max_lines=MAX_SAFE_INTEGER)
-        output = truncation.content
-        details: dict[str, Any] = {}
-        notices: list[str] = []
+        limit_notice = None
         if len(relativized) >= effective_limit:
-            notices.append(
+            limit_notice = (
                 f"{js_number_to_string(effective_limit)} results limit reached. "
-                f"Use limit={js_number_to_string(effective_limit * 2)} for more, or refine pattern"
+                f"Use limit={js_number_to_string(effective_limit * 2)} for more, or refine pattern",
+                "resultLimitReached",
+                effective_limit,
             )
-            details["resultLimitReached"] = effective_limit
-        if truncation.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_dict()
-        if notices:
-            output += "\n\n[" + ". ".join(notices) + "]"
-        return AgentToolResult(content=[{"type": "text", "text": output}], details=details or None)
+        return listing_result(relativized, limit=limit_notice)
 
     async def _run_fd(
         self, fd: str, pattern: str, search_path: str, limit: float, signal: AbortSignal | None

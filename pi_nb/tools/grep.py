@@ -29,19 +29,23 @@ from typing import Any
 
 from pi_nb._js import js_number_to_string
 from pi_nb.errors import ToolError
-from pi_nb.tools.base import AbortSignal, AgentTool, AgentToolResult, ToolContext, ToolUpdateCallback
+from pi_nb.tools.base import (
+    AbortSignal,
+    AgentTool,
+    AgentToolResult,
+    ToolContext,
+    ToolUpdateCallback,
+    listing_result,
+)
 from pi_nb.tools.paths import resolve_to_cwd
 from pi_nb.truncation import (
     DEFAULT_MAX_BYTES,
     GREP_MAX_LINE_LENGTH,
-    format_size,
-    truncate_head,
     truncate_line,
 )
 
 __all__ = ["GrepTool", "create_grep_tool", "find_rg_binary"]
 
-MAX_SAFE_INTEGER = 2**53 - 1
 GREP_DEFAULT_LIMIT = 100
 GREP_PROMPT_SNIPPET = "Search file contents for patterns (respects .gitignore)"
 GREP_DESCRIPTION = (
@@ -260,27 +264,26 @@ class GrepTool(AgentTool):
                     output_lines.append(f"{label}-{n}- {text}")
                 current += 1
 
-        truncation = truncate_head("\n".join(output_lines), max_lines=MAX_SAFE_INTEGER)
-        output = truncation.content
-        details: dict[str, Any] = {}
-        notices: list[str] = []
+        limit_notice = None
         if match_limit_reached:
-            notices.append(
+            limit_notice = (
                 f"{js_number_to_string(effective_limit)} matches limit reached. "
-                f"Use limit={js_number_to_string(effective_limit * 2)} for more, or refine pattern"
+                f"Use limit={js_number_to_string(effective_limit * 2)} for more, or refine pattern",
+                "matchLimitReached",
+                effective_limit,
             )
-            details["matchLimitReached"] = effective_limit
-        if truncation.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_dict()
-        if lines_truncated:
-            notices.append(
-                f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+        after = (
+            (
+                (
+                    f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines",
+                    "linesTruncated",
+                    True,
+                ),
             )
-            details["linesTruncated"] = True
-        if notices:
-            output += "\n\n[" + ". ".join(notices) + "]"
-        return AgentToolResult(content=[{"type": "text", "text": output}], details=details or None)
+            if lines_truncated
+            else ()
+        )
+        return listing_result(output_lines, limit=limit_notice, after=after)
 
 
 def _parse_event(raw: bytes) -> dict[str, Any] | None:

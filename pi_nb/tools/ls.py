@@ -17,13 +17,19 @@ from pi_nb._js import js_number_to_string
 from pi_nb.errors import ToolError
 from pi_nb.tools._collate import collation_key
 from pi_nb.tools._node import node_fs_message
-from pi_nb.tools.base import AbortSignal, AgentTool, AgentToolResult, ToolContext, ToolUpdateCallback
+from pi_nb.tools.base import (
+    AbortSignal,
+    AgentTool,
+    AgentToolResult,
+    ToolContext,
+    ToolUpdateCallback,
+    listing_result,
+)
 from pi_nb.tools.paths import resolve_to_cwd
-from pi_nb.truncation import DEFAULT_MAX_BYTES, format_size, truncate_head
+from pi_nb.truncation import DEFAULT_MAX_BYTES
 
 __all__ = ["LsTool", "create_ls_tool"]
 
-MAX_SAFE_INTEGER = 2**53 - 1
 LS_DEFAULT_LIMIT = 500
 LS_PROMPT_SNIPPET = "List directory contents"
 LS_DESCRIPTION = (
@@ -103,22 +109,15 @@ class LsTool(AgentTool):
         if not results:
             return AgentToolResult(content=[{"type": "text", "text": "(empty directory)"}], details=None)
 
-        truncation = truncate_head("\n".join(results), max_lines=MAX_SAFE_INTEGER)
-        output = truncation.content
-        details: dict[str, Any] = {}
-        notices: list[str] = []
+        limit_notice = None
         if entry_limit_reached:
-            notices.append(
+            limit_notice = (
                 f"{js_number_to_string(effective_limit)} entries limit reached. "
-                f"Use limit={js_number_to_string(effective_limit * 2)} for more"
+                f"Use limit={js_number_to_string(effective_limit * 2)} for more",
+                "entryLimitReached",
+                effective_limit,
             )
-            details["entryLimitReached"] = effective_limit
-        if truncation.truncated:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation.to_dict()
-        if notices:
-            output += "\n\n[" + ". ".join(notices) + "]"
-        return AgentToolResult(content=[{"type": "text", "text": output}], details=details or None)
+        return listing_result(results, limit=limit_notice)
 
 
 def create_ls_tool(cwd: str) -> LsTool:

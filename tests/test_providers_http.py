@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -19,33 +17,7 @@ from pi_nb.providers.openai_compat import OpenAICompatModel, to_openai_messages
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
 
-
-def sse(events: list[Any], *, named: bool = False) -> bytes:
-    out = []
-    for e in events:
-        if e == "[DONE]":
-            out.append("data: [DONE]\n\n")
-        elif named:
-            out.append(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n")
-        else:
-            out.append(f"data: {json.dumps(e)}\n\n")
-    return "".join(out).encode()
-
-
-def oa_chunk(
-    delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    chunk: dict[str, Any] = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "gpt-test",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}] if delta is not None else [],
-    }
-    if usage is not None:
-        chunk["usage"] = usage
-    return chunk
-
+from replay_server import ReplayServer, oa_chunk, sse
 
 OPENAI_TEXT = sse(
     [
@@ -171,45 +143,13 @@ ANTHROPIC_OVERFLOW = json.dumps(
 ).encode()
 
 
-class Server:
-    def __init__(self) -> None:
-        self.routes: dict[str, tuple[int, str, bytes]] = {}
-        self.requests: list[dict[str, Any]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                outer.requests.append(
-                    {
-                        "path": self.path,
-                        "body": body,
-                        "headers": {k.lower(): v for k, v in self.headers.items()},
-                    }
-                )
-                status, ctype, payload = outer.routes[self.path]
-                self.send_response(status)
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReplayServer]:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
-    s = Server()
+    s = ReplayServer()
     yield s
-    s.httpd.shutdown()
+    s.shutdown()
 
 
 def collect(model: Any, ctx: Context, options: StreamOptions | None = None) -> list[dict[str, Any]]:
@@ -247,7 +187,7 @@ CTX = Context(
 )
 
 
-def test_openai_text_and_usage(server: Server) -> None:
+def test_openai_text_and_usage(server: ReplayServer) -> None:
     server.routes["/v1/chat/completions"] = (200, "text/event-stream", OPENAI_TEXT)
     model = OpenAICompatModel("gpt-test", base_url=server.url + "/v1", max_retries=0)
     events = collect(model, CTX, StreamOptions(max_tokens=50))
@@ -268,7 +208,7 @@ def test_openai_text_and_usage(server: Server) -> None:
     assert "sk-test" not in json.dumps(final)
 
 
-def test_openai_tool_call(server: Server) -> None:
+def test_openai_tool_call(server: ReplayServer) -> None:
     server.routes["/v1/chat/completions"] = (200, "text/event-stream", OPENAI_TOOL)
     final = collect(OpenAICompatModel("gpt-test", base_url=server.url + "/v1", max_retries=0), CTX)[-1][
         "message"
@@ -279,7 +219,7 @@ def test_openai_tool_call(server: Server) -> None:
     ]
 
 
-def test_openai_overflow_error_is_a_value_detected_as_overflow(server: Server) -> None:
+def test_openai_overflow_error_is_a_value_detected_as_overflow(server: ReplayServer) -> None:
     from pi_nb.compaction import is_context_overflow
 
     server.routes["/v1/chat/completions"] = (400, "application/json", OPENAI_OVERFLOW)
@@ -290,7 +230,7 @@ def test_openai_overflow_error_is_a_value_detected_as_overflow(server: Server) -
     assert is_context_overflow(err["error"], 8192)
 
 
-def test_anthropic_thinking_text_tool_and_cache_usage(server: Server) -> None:
+def test_anthropic_thinking_text_tool_and_cache_usage(server: ReplayServer) -> None:
     server.routes["/v1/messages"] = (200, "text/event-stream", ANTHROPIC_TOOL)
     model = AnthropicModel("claude-test", base_url=server.url, max_retries=0)
     events = collect(model, CTX, StreamOptions(reasoning="low", max_tokens=1000))
@@ -333,7 +273,7 @@ def test_anthropic_thinking_text_tool_and_cache_usage(server: Server) -> None:
     assert "sk-ant-test-not-a-real-key" in (headers.get("x-api-key") or headers.get("authorization", ""))
 
 
-def test_anthropic_overflow(server: Server) -> None:
+def test_anthropic_overflow(server: ReplayServer) -> None:
     from pi_nb.compaction import is_context_overflow
 
     server.routes["/v1/messages"] = (400, "application/json", ANTHROPIC_OVERFLOW)

@@ -23,13 +23,12 @@ import json
 import logging
 import os
 import shutil
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from replay_server import ReplayServer, oa_chunk, sse
 
 from pi_nb import SessionManager
 from pi_nb.agent import AgentSession
@@ -152,37 +151,10 @@ def test_percent_pi_in_an_untrusted_project_asks_and_loads_nothing(
 # API keys
 
 
-def _sse(events: list[Any], *, named: bool = False) -> bytes:
-    out = []
-    for e in events:
-        if e == "[DONE]":
-            out.append("data: [DONE]\n\n")
-        elif named:
-            out.append(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n")
-        else:
-            out.append(f"data: {json.dumps(e)}\n\n")
-    return "".join(out).encode()
-
-
-def _oa(
-    delta: dict[str, Any] | None, finish: str | None = None, usage: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    chunk: dict[str, Any] = {
-        "id": "c",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "gpt-test",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}] if delta is not None else [],
-    }
-    if usage is not None:
-        chunk["usage"] = usage
-    return chunk
-
-
 OA_USAGE = {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}
-OA_TOOL = _sse(
+OA_TOOL = sse(
     [
-        _oa(
+        oa_chunk(
             {
                 "role": "assistant",
                 "tool_calls": [
@@ -195,15 +167,20 @@ OA_TOOL = _sse(
                 ],
             }
         ),
-        _oa({}, "tool_calls"),
-        _oa(None, usage=OA_USAGE),
+        oa_chunk({}, "tool_calls"),
+        oa_chunk(None, usage=OA_USAGE),
         "[DONE]",
     ]
 )
-OA_TEXT = _sse(
-    [_oa({"role": "assistant", "content": "All done."}), _oa({}, "stop"), _oa(None, usage=OA_USAGE), "[DONE]"]
+OA_TEXT = sse(
+    [
+        oa_chunk({"role": "assistant", "content": "All done."}),
+        oa_chunk({}, "stop"),
+        oa_chunk(None, usage=OA_USAGE),
+        "[DONE]",
+    ]
 )
-AN_TEXT = _sse(
+AN_TEXT = sse(
     [
         {
             "type": "message_start",
@@ -232,47 +209,17 @@ AN_TEXT = _sse(
 )
 
 
-class ReplayServer:
-    """127.0.0.1 server answering from per-path queues; a request whose queue is empty gets a 401
-    whose body echoes the Authorization / x-api-key header it received (as a careless proxy would)."""
-
-    def __init__(self) -> None:
-        self.queues: dict[str, list[tuple[int, str, bytes]]] = {}
-        self.seen_keys: list[str] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", 0)))
-                key = self.headers.get("authorization") or self.headers.get("x-api-key") or ""
-                outer.seen_keys.append(key)
-                queue = outer.queues.get(self.path) or []
-                if queue:
-                    status, ctype, payload = queue.pop(0)
-                else:
-                    status, ctype = 401, "application/json"
-                    payload = json.dumps(
-                        {
-                            "error": {
-                                "message": f"Incorrect API key provided: {key}",
-                                "type": "invalid_request_error",
-                                "code": "invalid_api_key",
-                            },
-                            "type": "error",
-                        }
-                    ).encode()
-                self.send_response(status)
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+def _echo_key(key: str) -> tuple[int, str, bytes]:
+    """A 401 whose body echoes the key it received, as a careless proxy would."""
+    body = {
+        "error": {
+            "message": f"Incorrect API key provided: {key}",
+            "type": "invalid_request_error",
+            "code": "invalid_api_key",
+        },
+        "type": "error",
+    }
+    return 401, "application/json", json.dumps(body).encode()
 
 
 @pytest.fixture
@@ -282,9 +229,9 @@ def keyed(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> 
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     caplog.set_level(logging.DEBUG)  # every logger, the SDKs' and httpx's included
-    server = ReplayServer()
+    server = ReplayServer(fallback=_echo_key)
     yield server
-    server.httpd.shutdown()
+    server.shutdown()
 
 
 def _leaks(text: str) -> list[str]:

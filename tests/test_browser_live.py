@@ -126,7 +126,7 @@ def jupyter_server(app: str, root: Path) -> Iterator[str]:
     ]
     if os.geteuid() == 0:
         cmd.append("--allow-root")
-    log = open(root / f"{app}-server.log", "w")  # noqa: SIM115 - closed below
+    log = open(root / f"{app}-server.log", "w")
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:

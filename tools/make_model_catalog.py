@@ -128,7 +128,9 @@ def render(pi_ai: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pi-ai", type=Path, default=default_pi_ai(), help="the @earendil-works/pi-ai directory")
+    parser.add_argument(
+        "--pi-ai", type=Path, default=default_pi_ai(), help="the @earendil-works/pi-ai directory"
+    )
     parser.add_argument("--check", action="store_true", help="only compare with the shipped file")
     args = parser.parse_args(argv)
     text = render(args.pi_ai)

@@ -235,7 +235,13 @@ def close_providers(provider: str, n: int = 5) -> list[str]:
     names = list_providers()
     close = difflib.get_close_matches(provider.lower(), names, n=n, cutoff=0.6)
     # a model family named instead of its provider: gemini -> google, claude -> anthropic, ...
-    families = {"gemini": "google", "claude": "anthropic", "gpt": "openai", "grok": "xai", "kimi": "moonshotai"}
+    families = {
+        "gemini": "google",
+        "claude": "anthropic",
+        "gpt": "openai",
+        "grok": "xai",
+        "kimi": "moonshotai",
+    }
     for family, name in families.items():
         if family in provider.lower() and name not in close:
             close.insert(0, name)
@@ -246,7 +252,9 @@ def close_providers(provider: str, n: int = 5) -> list[str]:
 def unknown_provider_text(provider: str) -> str:
     close = close_providers(provider)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
-    return f"Unknown provider {provider!r}.{hint} The catalog (pi-ai 0.85.0) has {', '.join(list_providers())}"
+    return (
+        f"Unknown provider {provider!r}.{hint} The catalog (pi-ai 0.85.0) has {', '.join(list_providers())}"
+    )
 
 
 def _unknown_provider(provider: str) -> UnknownModelError:
@@ -325,7 +333,12 @@ def _count(usage: Mapping[str, Any], key: str, required: bool = True) -> float:
     value = usage.get(key)
     if value is None and not required:
         return 0
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise InvalidMessageError(f"usage.{key} must be a finite number >= 0, got {value!r}")
     return value
 
@@ -388,7 +401,9 @@ def _entry_usages(entries: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, M
     """``(key, usage)`` for every billed usage, with Pi's ``/usage`` keys."""
     for entry in entries:
         if not isinstance(entry, Mapping):
-            raise InvalidMessageError(f"expected a session entry or a message (a dict), got {type(entry).__name__}")
+            raise InvalidMessageError(
+                f"expected a session entry or a message (a dict), got {type(entry).__name__}"
+            )
         kind = entry.get("type")
         if kind is None and "role" in entry:  # a bare message
             message: Any = entry
@@ -441,6 +456,8 @@ def usage_cost_breakdown(entries: Iterable[Mapping[str, Any]]) -> list[dict[str,
         row = totals.setdefault(key, [0.0, 0])
         row[0] += _usage_total(usage)
         row[1] += sum(_count(usage, k) for k in ("input", "output", "cacheRead", "cacheWrite"))
-    rows = [{"key": k, "cost": c, "tokens": int(t)} for k, (c, t) in totals.items() if c > 0 or t > 0]
-    rows.sort(key=lambda r: -r["cost"])  # stable, like Array.prototype.sort
+    ordered = sorted(totals.items(), key=lambda item: -item[1][0])  # stable, like Array.prototype.sort
+    rows: list[dict[str, Any]] = [
+        {"key": k, "cost": c, "tokens": int(t)} for k, (c, t) in ordered if c > 0 or t > 0
+    ]
     return rows

@@ -82,9 +82,7 @@ def _fill_placeholders(url: str, spec_name: str) -> str:
         name = match.group(1)
         value = os.environ.get(name)
         if not value:
-            raise ProviderError(
-                f"{spec_name}: the base URL {url} needs ${name}; set it, or pass base_url="
-            )
+            raise ProviderError(f"{spec_name}: the base URL {url} needs ${name}; set it, or pass base_url=")
         return value
 
     return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", sub, url)

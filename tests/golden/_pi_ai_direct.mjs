@@ -6,6 +6,8 @@
 //                    and findEnvKeys(provider, env) with an env in which every variable is set
 //   calculateCost -> [cost, ...] for args.cases [{provider, id, usage}], pi-ai's calculateCost on a
 //                    copy of usage with the catalog model getBuiltinModel(provider, id)
+//   usageCostBreakdown -> [[{key, cost, tokens}], ...] for args.sessions (lists of entries):
+//                    pi-coding-agent's getUsageCostBreakdown (what /usage shows)
 import { readFileSync } from "node:fs";
 
 const home = process.env.PI_ORACLE_HOME || `${process.env.XDG_CACHE_HOME || `${process.env.HOME}/.cache`}/pi-oracle`;
@@ -13,6 +15,7 @@ const dist = `${home}/node_modules/@earendil-works/pi-ai/dist`;
 const all = await import(`${dist}/providers/all.js`);
 const models = await import(`${dist}/models.js`);
 const envKeys = await import(`${dist}/env-api-keys.js`);
+const usageTotals = await import(`${home}/node_modules/@earendil-works/pi-coding-agent/dist/core/usage-totals.js`);
 
 const everyVariableSet = new Proxy({}, { get: (_target, name) => (typeof name === "string" ? "set" : undefined) });
 
@@ -35,6 +38,7 @@ const FNS = {
 			copy.cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
 			return models.calculateCost(model, copy);
 		}),
+	usageCostBreakdown: (args) => args.sessions.map((entries) => usageTotals.getUsageCostBreakdown(entries)),
 };
 
 const { fn, args } = JSON.parse(readFileSync(0, "utf8"));

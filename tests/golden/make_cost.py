@@ -65,6 +65,76 @@ def usages(model: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
     return out
 
 
+FIXTURES = ["tests/fixtures/pi_session.jsonl", "tests/fixtures/e2e/compaction_pre_prompt.jsonl"]
+
+
+def read_entries(relative: str) -> list[dict[str, Any]]:
+    text = (ROOT / relative).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def sessions() -> list[list[dict[str, Any]]]:
+    """Session files of the fixtures (read by the test from the same path), plus one with every
+    kind of billed entry (recorded here)."""
+    out = [read_entries(f) for f in FIXTURES]
+    rng = random.Random(7)
+
+    def usage() -> dict[str, Any]:
+        u = {k: rng.randint(0, 5000) for k in ("input", "output", "cacheRead", "cacheWrite")}
+        cost = {k: rng.randint(0, 10**6) / 10**7 for k in ("input", "output", "cacheRead", "cacheWrite")}
+        cost["total"] = sum(cost.values())
+        return {**u, "totalTokens": sum(u.values()), "cost": cost}
+
+    mixed: list[dict[str, Any]] = []
+    for i in range(40):
+        kind = rng.choice(
+            ["assistant", "assistant", "respmodel", "tool", "tool_nousage", "compaction", "branch", "user"]
+        )
+        if kind in ("assistant", "respmodel"):
+            msg: dict[str, Any] = {
+                "role": "assistant",
+                "provider": rng.choice(["anthropic", "openai"]),
+                "model": rng.choice(["m1", "m2"]),
+                "usage": usage(),
+            }
+            if kind == "respmodel":
+                msg["responseModel"] = "m1-2026"
+            mixed.append({"type": "message", "id": str(i), "message": msg})
+        elif kind == "tool":
+            mixed.append(
+                {"type": "message", "id": str(i), "message": {"role": "toolResult", "usage": usage()}}
+            )
+        elif kind == "tool_nousage":
+            mixed.append({"type": "message", "id": str(i), "message": {"role": "toolResult"}})
+        elif kind in ("compaction", "branch"):
+            mixed.append(
+                {
+                    "type": "compaction" if kind == "compaction" else "branch_summary",
+                    "id": str(i),
+                    "usage": usage(),
+                }
+            )
+        else:
+            mixed.append({"type": "message", "id": str(i), "message": {"role": "user", "content": "hi"}})
+    zero = {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+    mixed.append(
+        {
+            "type": "message",
+            "id": "z",
+            "message": {"role": "assistant", "provider": "x", "model": "empty", "usage": zero},
+        }
+    )
+    out.append(mixed)
+    return out
+
+
 def main() -> None:
     rng = random.Random(1536)
     cases = [
@@ -75,10 +145,25 @@ def main() -> None:
     costs = pi_ai("calculateCost", {"cases": cases})
     for case, cost in zip(cases, costs, strict=True):
         case["cost"] = cost
+    session_list = sessions()
+    breakdowns = pi_ai("usageCostBreakdown", {"sessions": session_list})
+    recorded: list[dict[str, Any]] = [
+        {"file": f, "breakdown": b} for f, b in zip(FIXTURES, breakdowns, strict=False)
+    ]
+    recorded += [
+        {"entries": e, "breakdown": b}
+        for e, b in zip(session_list[len(FIXTURES) :], breakdowns[len(FIXTURES) :], strict=True)
+    ]
     lines = [json.dumps(case, separators=(",", ":")) for case in cases]
-    text = '{"source": "@earendil-works/pi-ai@0.85.0 calculateCost", "cases": [\n' + ",\n".join(lines) + "\n]}\n"
+    text = (
+        '{"source": "@earendil-works/pi-ai@0.85.0 calculateCost, pi-coding-agent getUsageCostBreakdown",\n'
+        f'"sessions": {json.dumps(recorded, separators=(",", ":"))},\n'
+        '"cases": [\n' + ",\n".join(lines) + "\n]}\n"
+    )
     OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT.name}: {len(cases)} cases over {len({(c['provider'], c['id']) for c in cases})} models")
+    print(
+        f"wrote {OUT.name}: {len(cases)} cases over {len({(c['provider'], c['id']) for c in cases})} models"
+    )
 
 
 if __name__ == "__main__":

@@ -164,12 +164,6 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
         api = api_override or "openai-completions"
         kwargs["max_tokens"] = min(16_384, int(overrides["context_window"]))
 
-    if provider in _SIGN_IN and api_override is None and "base_url" not in overrides:
-        raise UnsupportedApiError(
-            f"{spec}: {provider} signs in through {_SIGN_IN[provider]}, which pi_nb does not do; "
-            "the model is known for budgets and costs (pi_nb.find_model). Use the model through "
-            "its own provider (e.g. openai/... or anthropic/...)"
-        )
     base_suffix = ""
     if api in _BRIDGED:
         api, base_suffix = _BRIDGED[api]
@@ -177,6 +171,12 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
         raise UnsupportedApiError(
             f"{spec} uses the {api} API, which pi_nb does not speak: it speaks {', '.join(SPOKEN_APIS)}. "
             "The model is still known for budgets and costs (pi_nb.find_model, pi_nb.calculate_cost)"
+        )
+    if provider in _SIGN_IN and api_override is None and "base_url" not in overrides:
+        raise UnsupportedApiError(
+            f"{spec}: {provider} signs in through {_SIGN_IN[provider]}, which pi_nb does not do; "
+            "the model is known for budgets and costs (pi_nb.find_model). Use the model through "
+            "its own provider (e.g. openai/... or anthropic/...)"
         )
     if kwargs.get("base_url") and "base_url" not in overrides:
         kwargs["base_url"] = _fill_placeholders(kwargs["base_url"].rstrip("/") + base_suffix, spec)

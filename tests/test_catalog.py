@@ -283,7 +283,7 @@ def test_session_cost_rejects_bad_entries() -> None:
     with pytest.raises(InvalidMessageError):
         session_cost(["not an entry"])  # type: ignore[list-item]
     bad = {"role": "assistant", "provider": "p", "model": "m", "usage": {**make_usage(), "cost": {}}}
-    with pytest.raises(InvalidMessageError, match="cost.total"):
+    with pytest.raises(InvalidMessageError, match=r"cost\.total"):
         session_cost([bad])
 
 
@@ -411,7 +411,7 @@ def test_known_provider_unknown_id_needs_a_window() -> None:
 
 def test_unknown_provider_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-be-used")
-    with pytest.raises(UnknownModelError, match="Unknown provider 'gemini'.*google"):
+    with pytest.raises(UnknownModelError, match=r"Unknown provider 'gemini'.*google"):
         get_model("gemini/gemini-2.5-pro")
     with pytest.raises(UnknownModelError, match="Unknown model"):
         get_model("nonsense")

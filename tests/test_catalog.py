@@ -103,7 +103,18 @@ def test_generator_reproduces_the_shipped_file_when_pi_ai_is_installed() -> None
 def test_wheel_ships_the_catalog() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert 'packages = ["pi_nb"]' in pyproject  # hatch ships every file under pi_nb/, _data included
-    assert (ROOT / "pi_nb" / "_data" / "models.json").is_file()
+    data = ROOT / "pi_nb" / "_data" / "models.json"
+    assert data.is_file()
+    if (ROOT / ".git").exists():  # hatch leaves out what git ignores: the catalog must not be
+        ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", str(data)], check=False)
+        assert ignored.returncode == 1
+    # read the way the installed package reads it
+    from importlib import resources
+
+    assert (
+        json.loads(resources.files("pi_nb").joinpath("_data", "models.json").read_text("utf-8"))["modelCount"]
+        == 1336
+    )
 
 
 # ---------------------------------------------------------------------------------------------

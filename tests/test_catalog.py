@@ -41,6 +41,7 @@ from pi_nb.providers import (
     make_usage,
     model_spec,
     provider_api_key_env,
+    session_context_window,
     session_cost,
     usage_cost_breakdown,
 )
@@ -288,6 +289,30 @@ def test_usage_cost_breakdown_and_session_cost_equal_pi() -> None:
     real = _session_entries({"file": "tests/fixtures/pi_session.jsonl"})
     assert session_cost(real) == pytest.approx(0.024)  # eight assistant turns at $0.003
     assert session_cost([e["message"] for e in real if e.get("type") == "message"]) == session_cost(real)
+
+
+def test_session_context_window_of_a_real_pi_session() -> None:
+    from pi_nb.session.context import build_session_context
+
+    real = _session_entries({"file": "tests/fixtures/pi_session.jsonl"})
+    assert build_session_context(real).model == {"provider": "anthropic", "modelId": "claude-sonnet-4-5"}
+    assert session_context_window(real) == 1_000_000
+    switched = [
+        *real,
+        {
+            "type": "model_change",
+            "id": "mc",
+            "parentId": real[-1]["id"],
+            "timestamp": "x",
+            "provider": "groq",
+            "modelId": "openai/gpt-oss-120b",
+        },
+    ]
+    assert session_context_window(switched) == 131_072
+    assert session_context_window(switched, leaf_id=real[-1]["id"]) == 1_000_000
+    offline = _session_entries({"file": "tests/fixtures/e2e/compaction_pre_prompt.jsonl"})
+    assert session_context_window(offline) is None  # pi_nb's offline model is not in the catalog
+    assert session_context_window([]) is None
 
 
 def test_session_cost_rejects_bad_entries() -> None:

@@ -22,7 +22,7 @@ import copy
 import difflib
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -45,6 +45,7 @@ __all__ = [
     "list_models",
     "list_providers",
     "provider_api_key_env",
+    "session_context_window",
     "session_cost",
     "usage_cost_breakdown",
 ]
@@ -294,6 +295,21 @@ def context_window_for(provider: str | None, model_id: str | None) -> int | None
         return None
     spec = find_model(provider, model_id)
     return spec.context_window if spec else None
+
+
+def session_context_window(entries: Sequence[Mapping[str, Any]], leaf_id: str | None = None) -> int | None:
+    """The catalog's context window for the model a session is on, ``None`` if unknown.
+
+    The model is Pi's for the leaf (the last entry, or ``leaf_id``): the latest ``model_change`` or
+    assistant message on its path (``build_session_context(...).model``), so a view over a real Pi
+    session file needs no window passed in.
+    """
+    from pi_nb.session.context import build_session_context
+
+    model = build_session_context(entries) if leaf_id is None else build_session_context(entries, leaf_id)
+    if not model.model:
+        return None
+    return context_window_for(model.model.get("provider"), model.model.get("modelId"))
 
 
 def provider_api_key_env(provider: str) -> tuple[str, ...]:

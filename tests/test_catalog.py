@@ -26,6 +26,7 @@ from pi_nb.providers import (
     KNOWN_MODELS,
     SPOKEN_APIS,
     Context,
+    MissingProviderSettingError,
     ModelCost,
     ModelSpec,
     UnknownModelError,
@@ -200,6 +201,9 @@ def test_new_names_are_exported_at_the_top() -> None:
         assert getattr(pi_nb, name) is getattr(pi_nb.providers, name)
     assert issubclass(UnknownModelError, PiNbError) and issubclass(UnknownModelError, ValueError)
     assert issubclass(UnsupportedApiError, ProviderError)
+    # %pi model turns ValueErrors into a usage message: every get_model error is one
+    for cls in (UnknownModelError, UnsupportedApiError, MissingProviderSettingError):
+        assert issubclass(cls, ProviderError) and issubclass(cls, ValueError)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -504,7 +508,7 @@ def test_base_url_variables_still_point_at_compatible_servers(monkeypatch: pytes
 def test_base_url_placeholders_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLOUDFLARE_ACCOUNT_ID", raising=False)
     spec = list_models("cloudflare-workers-ai")[0]
-    with pytest.raises(ProviderError, match="CLOUDFLARE_ACCOUNT_ID"):
+    with pytest.raises(MissingProviderSettingError, match="CLOUDFLARE_ACCOUNT_ID"):
         get_model(spec.key)
     monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", "abc123")
     model = get_model(spec.key)

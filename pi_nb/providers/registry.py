@@ -46,7 +46,7 @@ from pi_nb.providers.catalog import (
     unknown_provider_text,
 )
 
-__all__ = ["SPOKEN_APIS", "UnsupportedApiError", "get_model", "model_spec"]
+__all__ = ["SPOKEN_APIS", "MissingProviderSettingError", "UnsupportedApiError", "get_model", "model_spec"]
 
 #: The wire protocols pi_nb can run a turn over.
 SPOKEN_APIS: tuple[str, ...] = ("anthropic-messages", "openai-completions", "openai-responses")
@@ -72,6 +72,11 @@ class UnsupportedApiError(ProviderError, ValueError):
     """A known model whose API pi_nb cannot run a turn over (it still serves budgets and costs)."""
 
 
+class MissingProviderSettingError(ProviderError, ValueError):
+    """A catalog model whose base URL needs a value from the environment that is not set
+    (Cloudflare's ``CLOUDFLARE_ACCOUNT_ID``, ``CLOUDFLARE_GATEWAY_ID``)."""
+
+
 def model_spec(model: Model) -> ModelSpec | None:
     """The catalog entry of a model object (by its ``provider`` and ``id``), ``None`` if unknown."""
     return find_model(model.provider, model.id)
@@ -82,7 +87,9 @@ def _fill_placeholders(url: str, spec_name: str) -> str:
         name = match.group(1)
         value = os.environ.get(name)
         if not value:
-            raise ProviderError(f"{spec_name}: the base URL {url} needs ${name}; set it, or pass base_url=")
+            raise MissingProviderSettingError(
+                f"{spec_name}: the base URL {url} needs ${name}; set it, or pass base_url="
+            )
         return value
 
     return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", sub, url)

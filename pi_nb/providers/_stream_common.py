@@ -18,6 +18,7 @@ __all__ = [
     "CostFunction",
     "apply_cost",
     "body_message",
+    "open_json_stream",
     "parse_tool_arguments",
     "sdk_error_text",
 ]
@@ -99,3 +100,16 @@ def parse_tool_arguments(raw: str | None) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+async def open_json_stream(openai: Any, client: Any, path: str, body: dict[str, Any]) -> Any:
+    """POST a streaming request through the ``openai`` SDK and get each SSE event as the JSON the
+    server sent (a dict in the server's key order, unknown fields kept), not as typed models.
+
+    The SDK still does everything else (auth, retries, HTTP errors, ``{"error": ...}`` events
+    raised inside a stream). The key order matters: reasoning items and ``reasoning_details`` are
+    kept as JSON text (a thinking signature) exactly as pi-ai keeps them.
+    """
+    return await client.post(
+        path, cast_to=object, body=body, stream=True, stream_cls=openai.AsyncStream[object]
+    )

@@ -58,7 +58,7 @@ def _as_dict(obj: Any) -> dict[str, Any]:
     if isinstance(obj, dict):
         return obj
     to_dict = getattr(obj, "to_dict", None)
-    out = to_dict() if callable(to_dict) else None
+    out = to_dict(warnings=False) if callable(to_dict) else None
     return out if isinstance(out, dict) else {}
 
 

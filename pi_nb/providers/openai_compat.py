@@ -19,7 +19,13 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from pi_nb.errors import MissingDependencyError
-from pi_nb.providers._stream_common import CostFunction, apply_cost, parse_tool_arguments, sdk_error_text
+from pi_nb.providers._stream_common import (
+    CostFunction,
+    apply_cost,
+    open_json_stream,
+    parse_tool_arguments,
+    sdk_error_text,
+)
 from pi_nb.providers.base import (
     AssistantMessageEvent,
     Context,
@@ -114,8 +120,8 @@ def _is_reasoning_detail(detail: Any) -> bool:
         return False
     if not (detail.get("id") is None or isinstance(detail.get("id"), str)):
         return False
-    if "format" in detail and detail["format"] is not None and not isinstance(detail["format"], str):
-        return False
+    if "format" in detail and not isinstance(detail["format"], str):
+        return False  # Pi accepts a missing or string format (a null one is not a replayable detail)
     if "index" in detail and not isinstance(detail["index"], int):
         return False
     kind = detail.get("type")
@@ -274,7 +280,7 @@ def _as_dict(obj: Any) -> dict[str, Any]:
         return obj
     to_dict = getattr(obj, "to_dict", None)
     if callable(to_dict):
-        out = to_dict()
+        out = to_dict(warnings=False)
         if isinstance(out, dict):
             return out
     dump = getattr(obj, "model_dump", None)
@@ -445,7 +451,9 @@ class OpenAICompatModel(RemoteModel):
 
         try:
             client = self._client()
-            response = await client.chat.completions.create(**self.build_request(context, opts))
+            response = await open_json_stream(
+                _require_openai(), client, "/chat/completions", self.build_request(context, opts)
+            )
             async for raw_chunk in response:
                 if opts.signal is not None and opts.signal.aborted:
                     await response.close()

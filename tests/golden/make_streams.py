@@ -1,0 +1,280 @@
+"""Golden file for the provider streams: what pi-ai 0.85.0 makes of real recorded provider bodies.
+
+Run by hand when the cases or fixtures change (needs ../shared/pi-oracle installed, i.e. Node and
+pi-ai under ``~/.cache/pi-oracle``):
+
+    PYTHONPATH=$PWD /work/venv/bin/python tests/golden/make_streams.py
+
+Every case serves one body of ``tests/fixtures/streams/`` (real recordings from public test suites
+and cassettes, see ``SOURCES.md``) from the local replay server (``tests/replay_server.py``) and
+runs pi-ai's own provider stream function (``openai-completions``, ``openai-responses``,
+``anthropic-messages``, through the ``openai`` / ``@anthropic-ai/sdk`` JavaScript SDKs) against it
+in Node (``_pi_streams.mjs``). ``tests/golden/streams.json`` records, per case, pi-ai's final
+assistant message, its event sequence (run-length encoded ``[type, contentIndex, count]``) and
+``isContextOverflow(message, contextWindow)``; and pi-ai's ``shortHash`` of a few ids.
+
+``tests/test_provider_streams.py`` replays the same bytes through pi_nb's providers (the Python
+SDKs) and compares. The case table lives here so that both sides read the same thing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+TESTS = ROOT / "tests"
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+from replay_server import ReplayServer, load_fixture  # noqa: E402
+
+GOLDEN = TESTS / "golden" / "streams.json"
+CONTEXT_WINDOW = 131_072
+SUFFIX = {
+    "openai-completions": "/v1/chat/completions",
+    "openai-responses": "/v1/responses",
+    "anthropic-messages": "/v1/messages",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One recorded body, the API that reads it and the model that answered."""
+
+    name: str
+    api: str
+    fixture: str
+    provider: str
+    model: str
+    reasoning: bool = False
+    status: int = 200
+    transform: str | None = None  # "drop_finish": the stream as a connection cut before its last chunk
+    tools: bool = False
+    notes: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def content_type(self) -> str:
+        return "application/json" if self.fixture.endswith(".json") else "text/event-stream"
+
+    def body(self) -> bytes:
+        data = load_fixture(self.fixture)
+        if self.transform == "drop_finish":
+            events = [e for e in data.decode().split("\n\n") if e.strip()]
+            assert events[-1] == "data: [DONE]" and '"finish_reason":"stop"' in events[-2]
+            data = ("\n\n".join(events[:-2]) + "\n\n").encode()
+        return data
+
+
+C, R, A = "openai-completions", "openai-responses", "anthropic-messages"
+CASES: tuple[Case, ...] = (
+    Case("openai_chat_text", C, "openai_chat_text.sse", "openai", "gpt-4.1-nano"),
+    Case(
+        "deepseek_reasoning_content",
+        C,
+        "deepseek_reasoning_content.sse",
+        "deepseek",
+        "deepseek-reasoner",
+        True,
+    ),
+    Case(
+        "deepseek_reasoning_tool_call",
+        C,
+        "deepseek_reasoning_tool_call.sse",
+        "deepseek",
+        "deepseek-reasoner",
+        True,
+        tools=True,
+    ),
+    Case("groq_reasoning_field", C, "groq_reasoning_field.sse", "groq", "qwen/qwen3-32b", True),
+    Case(
+        "openrouter_reasoning_encrypted",
+        C,
+        "openrouter_reasoning_encrypted.sse",
+        "openrouter",
+        "openai/o3",
+        True,
+    ),
+    Case(
+        "openrouter_reasoning_text_length",
+        C,
+        "openrouter_reasoning_text_length.sse",
+        "openrouter",
+        "minimax/minimax-m2:free",
+        True,
+    ),
+    Case("mistral_list_content", C, "mistral_list_content.sse", "mistral", "magistral-medium-2507", True),
+    Case(
+        "deepseek_cut_before_finish",
+        C,
+        "deepseek_reasoning_content.sse",
+        "deepseek",
+        "deepseek-reasoner",
+        True,
+        transform="drop_finish",
+    ),
+    Case("error_lmstudio_string", C, "error_lmstudio_string.json", "lmstudio", "qwen3-coder", status=400),
+    Case("error_lmstudio_in_stream", C, "error_lmstudio_in_stream.sse", "lmstudio", "qwen3-coder"),
+    Case("error_gemini_array", C, "error_gemini_array.json", "google", "gemini-2.5-pro", status=400),
+    Case(
+        "error_groq_context_length",
+        C,
+        "error_groq_context_length.json",
+        "groq",
+        "llama3-70b-8192",
+        status=400,
+    ),
+    Case(
+        "error_llamacpp_context_size", C, "error_llamacpp_context_size.json", "llama.cpp", "local", status=400
+    ),
+    Case(
+        "anthropic_thinking_signature",
+        A,
+        "anthropic_thinking_signature.sse",
+        "anthropic",
+        "claude-sonnet-4-5",
+        True,
+    ),
+    Case(
+        "anthropic_redacted_thinking",
+        A,
+        "anthropic_redacted_thinking.sse",
+        "anthropic",
+        "claude-sonnet-4-5",
+        True,
+    ),
+    Case(
+        "error_anthropic_prompt_too_long",
+        A,
+        "error_anthropic_prompt_too_long.json",
+        "anthropic",
+        "claude-sonnet-4-5",
+        status=400,
+    ),
+    Case(
+        "error_anthropic_rate_limit",
+        A,
+        "error_anthropic_rate_limit.json",
+        "anthropic",
+        "claude-sonnet-4",
+        status=429,
+    ),
+    Case(
+        "responses_reasoning_encrypted_tool_call",
+        R,
+        "responses_reasoning_encrypted_tool_call.sse",
+        "openai",
+        "gpt-5.1-codex-max",
+        True,
+        tools=True,
+    ),
+    Case("responses_reasoning_summary", R, "responses_reasoning_summary.sse", "openai", "o3-mini", True),
+    Case("responses_error_event", R, "responses_error_event.sse", "openai", "gpt-5", True),
+    Case(
+        "responses_context_length_event", R, "responses_context_length_event.sse", "openai", "gpt-5.2", True
+    ),
+)
+
+SYSTEM_PROMPT = "be brief"
+MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "hi", "timestamp": 1}]
+TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "calculator",
+        "description": "A minimal calculator",
+        "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
+    }
+]
+API_KEY = "sk-test-not-a-real-key"
+# inputs for pi-ai's shortHash (the id it gives foreign or too-long Responses item ids)
+HASH_INPUTS = (
+    "",
+    "abc",
+    "fc_0a1b2c",
+    "msg_" + "x" * 80,
+    "call_üñï|fc_🙈",
+    "rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9",
+)
+
+
+def base_url(server_url: str, case: Case) -> str:
+    """Where the SDKs of both sides send this case's request (one route per case)."""
+    prefix = f"{server_url}/{case.name}"
+    return prefix if case.api == A else prefix + "/v1"
+
+
+def route(case: Case) -> str:
+    return f"/{case.name}{SUFFIX[case.api]}"
+
+
+def serve(server: ReplayServer) -> None:
+    for case in CASES:
+        server.routes[route(case)] = (case.status, case.content_type, case.body())
+
+
+def _pi_job(case: Case, server_url: str) -> dict[str, Any]:
+    model = {
+        "id": case.model,
+        "name": case.model,
+        "api": case.api,
+        "provider": case.provider,
+        "baseUrl": base_url(server_url, case),
+        "reasoning": case.reasoning,
+        "input": ["text", "image"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": CONTEXT_WINDOW,
+        "maxTokens": 8192,
+    }
+    context: dict[str, Any] = {"systemPrompt": SYSTEM_PROMPT, "messages": MESSAGES}
+    if case.tools:
+        context["tools"] = TOOLS
+    return {
+        "name": case.name,
+        "api": case.api,
+        "model": model,
+        "context": context,
+        "options": {"apiKey": API_KEY, "maxRetries": 0},
+    }
+
+
+def main() -> None:
+    home = Path(os.environ.get("PI_ORACLE_HOME", Path.home() / ".cache" / "pi-oracle"))
+    if not (home / "node_modules" / "@earendil-works" / "pi-ai").is_dir():
+        raise SystemExit(f"pi-ai is not installed under {home} (install ../shared/pi-oracle first)")
+    server = ReplayServer()
+    try:
+        serve(server)
+        jobs = [_pi_job(case, server.url) for case in CASES]
+        proc = subprocess.run(
+            ["node", str(Path(__file__).parent / "_pi_streams.mjs")],
+            input=json.dumps({"jobs": jobs, "hashes": list(HASH_INPUTS)}),
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "PI_ORACLE_HOME": str(home)},
+            timeout=300,
+        )
+    finally:
+        server.shutdown()
+    if proc.returncode != 0:
+        raise SystemExit(f"node failed ({proc.returncode}):\n{proc.stderr}")
+    results = json.loads(proc.stdout)
+    golden = {
+        "pi_ai_version": "0.85.0",
+        "context_window": CONTEXT_WINDOW,
+        "cases": {case.name: results["cases"][case.name] for case in CASES},
+        "short_hash": results["shortHash"],
+    }
+    GOLDEN.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    for case in CASES:
+        msg = results["cases"][case.name]["message"]
+        print(f"{case.name:42} {msg['stopReason']:8} {(msg.get('errorMessage') or '')[:70]}")
+
+
+if __name__ == "__main__":
+    main()

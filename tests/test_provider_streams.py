@@ -36,7 +36,7 @@ from pi_nb.providers.openai_responses import OpenAIResponsesProvider, short_hash
 GOLDEN_DIR = Path(__file__).parent / "golden"
 sys.path.insert(0, str(GOLDEN_DIR))
 import make_streams  # noqa: E402
-from make_streams import A, C, CASES, R, Case  # noqa: E402
+from make_streams import CASES, A, C, Case, R  # noqa: E402
 
 GOLDEN: dict[str, Any] = json.loads((GOLDEN_DIR / "streams.json").read_text("utf-8"))
 PI = GOLDEN["cases"]

@@ -521,7 +521,8 @@ class OpenAICompatModel(RemoteModel):
                     if not isinstance(tc, Mapping):
                         continue
                     index = tc.get("index") if isinstance(tc.get("index"), int) else None
-                    function = tc.get("function") if isinstance(tc.get("function"), Mapping) else {}
+                    raw_function = tc.get("function")
+                    function: Mapping[str, Any] = raw_function if isinstance(raw_function, Mapping) else {}
                     name = function.get("name") or ""
                     call_id = tc.get("id") or ""
                     tool = tools_by_index.get(index) if index is not None else None

@@ -133,7 +133,7 @@ def _transform(
 ) -> list[dict[str, Any]]:
     """pi-ai's ``transformMessages`` for this API: other models' thinking becomes text, tool-call
     ids are normalised for OpenAI, failed turns are dropped, orphaned tool calls get a result."""
-    provider, api, model_id = target
+    provider, api, _model_id = target
     id_map: dict[str, str] = {}
 
     def normalize_call_id(call_id: str, source: Mapping[str, Any]) -> str:
@@ -283,8 +283,8 @@ def to_responses_input(
     target = (provider, api, model_id)
     items: list[dict[str, Any]] = []
     if context.system_prompt:
-        role = "developer" if reasoning and supports_developer_role else "system"
-        items.append({"role": role, "content": context.system_prompt})
+        system_role = "developer" if reasoning and supports_developer_role else "system"
+        items.append({"role": system_role, "content": context.system_prompt})
     for msg_index, msg in enumerate(_transform(context.messages, target, supports_images)):
         role = msg.get("role")
         content = msg.get("content")
@@ -662,7 +662,7 @@ class OpenAIResponsesProvider(RemoteModel):
                         if started is not None:
                             yield started
                     found = slots.get(at) if isinstance(at, int) else None
-                    if found is None:
+                    if found is None or not isinstance(at, int):
                         continue
                     slot_kind, block = found
                     if item.get("type") == "reasoning" and slot_kind == "thinking":

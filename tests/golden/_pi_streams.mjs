@@ -2,8 +2,9 @@
 // anthropic-messages) from the oracle's install (PI_ORACLE_HOME) against a local replay server,
 // and prints what pi-ai makes of each recorded body: the final assistant message and the run-length
 // encoded event sequence. Driven by tests/golden/make_streams.py.
-// Protocol: stdin is {jobs: [{name, api, model, context, options}], hashes: [string]}; stdout is
-// {cases: {name: {message, events, overflow}}, shortHash: {string: hash}}.
+// Protocol: stdin is {jobs: [{name, api, model, context, options}], hashes: [string], overflowTexts:
+// [string]}; stdout is {cases: {name: {message, events, overflow}}, shortHash: {string: hash},
+// overflow: [isContextOverflow of an error message with that text]}.
 import { readFileSync } from "node:fs";
 
 const home = process.env.PI_ORACLE_HOME || `${process.env.XDG_CACHE_HOME || `${process.env.HOME}/.cache`}/pi-oracle`;
@@ -17,8 +18,13 @@ const STREAMS = {
 const { isContextOverflow } = await import(`${dist}/utils/overflow.js`);
 const { shortHash } = await import(`${dist}/utils/hash.js`);
 
-const { jobs, hashes } = JSON.parse(readFileSync(0, "utf8"));
-const out = { cases: {}, shortHash: Object.fromEntries(hashes.map((h) => [h, shortHash(h)])) };
+const { jobs, hashes, overflowTexts } = JSON.parse(readFileSync(0, "utf8"));
+const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
+const out = {
+	cases: {},
+	shortHash: Object.fromEntries(hashes.map((h) => [h, shortHash(h)])),
+	overflow: overflowTexts.map((text) => isContextOverflow({ role: "assistant", content: [], usage, stopReason: "error", errorMessage: text })),
+};
 for (const job of jobs) {
 	const events = [];
 	let final = null;

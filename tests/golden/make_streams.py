@@ -13,6 +13,10 @@ in Node (``_pi_streams.mjs``). ``tests/golden/streams.json`` records, per case, 
 assistant message, its event sequence (run-length encoded ``[type, contentIndex, count]``) and
 ``isContextOverflow(message, contextWindow)``; and pi-ai's ``shortHash`` of a few ids.
 
+It also records pi-ai's ``isContextOverflow`` verdict on each real error message of
+``tests/fixtures/overflow/error_messages.json`` (``tests/golden/overflow_corpus.json``), which
+``tests/test_overflow.py`` compares with pi_nb's.
+
 ``tests/test_provider_streams.py`` replays the same bytes through pi_nb's providers (the Python
 SDKs) and compares. The case table lives here so that both sides read the same thing.
 """
@@ -35,6 +39,8 @@ if str(TESTS) not in sys.path:
 from replay_server import ReplayServer, load_fixture  # noqa: E402
 
 GOLDEN = TESTS / "golden" / "streams.json"
+OVERFLOW_CORPUS = TESTS / "fixtures" / "overflow" / "error_messages.json"
+OVERFLOW_GOLDEN = TESTS / "golden" / "overflow_corpus.json"
 CONTEXT_WINDOW = 131_072
 SUFFIX = {
     "openai-completions": "/v1/chat/completions",
@@ -250,9 +256,10 @@ def main() -> None:
     try:
         serve(server)
         jobs = [_pi_job(case, server.url) for case in CASES]
+        texts = [row["text"] for row in json.loads(OVERFLOW_CORPUS.read_text("utf-8"))]
         proc = subprocess.run(
             ["node", str(Path(__file__).parent / "_pi_streams.mjs")],
-            input=json.dumps({"jobs": jobs, "hashes": list(HASH_INPUTS)}),
+            input=json.dumps({"jobs": jobs, "hashes": list(HASH_INPUTS), "overflowTexts": texts}),
             capture_output=True,
             text=True,
             check=False,
@@ -271,6 +278,11 @@ def main() -> None:
         "short_hash": results["shortHash"],
     }
     GOLDEN.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    verdicts = {
+        "pi_ai_version": "0.85.0",
+        "verdicts": [{"text": t, "pi": v} for t, v in zip(texts, results["overflow"], strict=True)],
+    }
+    OVERFLOW_GOLDEN.write_text(json.dumps(verdicts, indent=1, ensure_ascii=False) + "\n", "utf-8")
     for case in CASES:
         msg = results["cases"][case.name]["message"]
         print(f"{case.name:42} {msg['stopReason']:8} {(msg.get('errorMessage') or '')[:70]}")

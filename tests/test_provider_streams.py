@@ -306,3 +306,51 @@ def test_cost_function_is_applied_when_usage_is_final(server: ReplayServer) -> N
         assert msg["usage"]["cost"]["total"] == pytest.approx(
             msg["usage"]["input"] * 1e-6 + msg["usage"]["output"] * 2e-6
         )
+
+
+def _anthropic_shape(body: dict[str, Any]) -> dict[str, Any]:
+    """The history part of a Messages request, without prompt-cache markers (pi_nb sends none) and
+    with a string user content written as its one text block (the same request to the API)."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "cache_control"}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    messages = []
+    for m in strip(body["messages"]):
+        content = m["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        messages.append({"role": m["role"], "content": content})
+    system = strip(body.get("system"))
+    if isinstance(system, list):
+        system = "".join(b["text"] for b in system)
+    return {"system": system, "messages": messages}
+
+
+@pytest.mark.parametrize("name", make_streams.NEXT_TURN)
+def test_next_turn_sends_the_history_as_pi_does(name: str, server: ReplayServer) -> None:
+    """pi-ai's own answer as history: the request pi_nb sends for the next turn carries it exactly
+    as pi-ai's (reasoning fields, reasoning_details, signed/redacted thinking, reasoning items)."""
+    case = BY_NAME[name]
+    pi_body = GOLDEN["next_turn_requests"][name]
+    model = provider_for(case, server)
+    server.requests.clear()
+    ctx = Context(
+        make_streams.SYSTEM_PROMPT,
+        make_streams.next_turn_messages(PI[name]["message"]),
+        make_streams.TOOLS if case.tools else None,  # type: ignore[arg-type]
+    )
+    asyncio.run(model.complete(ctx, StreamOptions()))
+    mine = next(r for r in reversed(server.requests) if r["path"].split("?")[0] == make_streams.route(case))[
+        "body"
+    ]
+    if case.api == C:
+        assert mine["messages"] == pi_body["messages"]
+    elif case.api == R:
+        assert mine == pi_body  # the whole request: input items, store: false, tools, reasoning
+    else:
+        assert _anthropic_shape(mine) == _anthropic_shape(pi_body)

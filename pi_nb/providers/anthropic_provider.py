@@ -79,8 +79,17 @@ def _image(block: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def to_anthropic_messages(context: Context) -> list[dict[str, Any]]:
-    """Pi ``Message`` dicts -> Messages API ``messages`` (system prompt goes to ``system``)."""
+def to_anthropic_messages(
+    context: Context, *, target: tuple[str, str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Pi ``Message`` dicts -> Messages API ``messages`` (system prompt goes to ``system``).
+
+    ``target`` is the ``(provider, api, model id)`` the request goes to. As in Pi, only an
+    assistant message of that same model sends its signed and redacted thinking back; another
+    model's thinking becomes plain text and its redacted thinking is left out. (Pi records the
+    model id the API answered with, e.g. ``claude-sonnet-4-5-20250929``: a request made with an
+    alias id therefore counts as another model.) Failed or aborted assistant turns are left out.
+    """
     out: list[dict[str, Any]] = []
     for msg in context.messages:
         role = msg.get("role")
@@ -98,10 +107,17 @@ def to_anthropic_messages(context: Context) -> list[dict[str, Any]]:
             if blocks:
                 out.append({"role": "user", "content": blocks})
         elif role == "assistant":
+            if msg.get("stopReason") in ("error", "aborted"):
+                continue
+            same_model = target is None or (msg.get("provider"), msg.get("api"), msg.get("model")) == target
             blocks = []
             for b in content or []:
                 kind = b.get("type")
-                if kind == "text" and b.get("text"):
+                if kind == "thinking" and not same_model:
+                    if b.get("redacted") or not (b.get("thinking") or "").strip():
+                        continue
+                    blocks.append({"type": "text", "text": b["thinking"]})
+                elif kind == "text" and (b.get("text") or "").strip():
                     blocks.append({"type": "text", "text": b["text"]})
                 elif kind == "thinking" and b.get("redacted"):
                     # the opaque payload goes back as it came
@@ -114,7 +130,7 @@ def to_anthropic_messages(context: Context) -> list[dict[str, Any]]:
                             "signature": b["thinkingSignature"],
                         }
                     )
-                elif kind == "thinking" and b.get("thinking"):
+                elif kind == "thinking" and (b.get("thinking") or "").strip():
                     blocks.append(
                         {"type": "text", "text": b["thinking"]}
                     )  # unsigned thinking cannot be replayed as thinking
@@ -183,7 +199,7 @@ class AnthropicModel(RemoteModel):
         max_tokens = opts.max_tokens or self.max_tokens
         body: dict[str, Any] = {
             "model": self.id,
-            "messages": to_anthropic_messages(context),
+            "messages": to_anthropic_messages(context, target=(self.provider, self.api, self.id)),
             "max_tokens": max_tokens,
             "stream": True,
         }

@@ -36,7 +36,7 @@ from pi_nb.providers.base import (
     snapshot_message,
 )
 
-__all__ = ["OpenAICompatModel", "to_openai_messages"]
+__all__ = ["OpenAICompatModel", "supports_developer_role", "to_openai_messages"]
 
 
 def _require_openai() -> Any:
@@ -54,18 +54,23 @@ def _image_url(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_openai_messages(
-    context: Context, *, supports_images: bool = True, target: tuple[str, str, str] | None = None
+    context: Context,
+    *,
+    supports_images: bool = True,
+    target: tuple[str, str, str] | None = None,
+    system_role: str = "system",
 ) -> list[dict[str, Any]]:
     """Pi ``Message`` dicts -> Chat Completions messages (images of tool results follow as a user message).
 
     ``target`` is the ``(provider, api, model id)`` the request goes to: an assistant message from
     that same model sends its reasoning back (``reasoning_details``, or the ``reasoning_content`` /
     ``reasoning`` field it came in); from another model its thinking becomes plain text, as in Pi.
-    Failed or aborted assistant turns are left out.
+    Failed or aborted assistant turns are left out. ``system_role`` is ``"developer"`` for the
+    reasoning models of servers that take it (see :func:`supports_developer_role`).
     """
     out: list[dict[str, Any]] = []
     if context.system_prompt:
-        out.append({"role": "system", "content": context.system_prompt})
+        out.append({"role": system_role, "content": context.system_prompt})
     for msg in context.messages:
         role = msg.get("role")
         content = msg.get("content")
@@ -112,6 +117,48 @@ def to_openai_messages(
 
 
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+
+# providers whose Chat Completions servers reject the "developer" role (pi-ai's isNonStandard)
+_NON_STANDARD_PROVIDERS = frozenset(
+    {
+        "nvidia",
+        "cerebras",
+        "xai",
+        "together",
+        "deepseek",
+        "zai",
+        "zai-coding-cn",
+        "moonshotai",
+        "moonshotai-cn",
+    }
+    | {"opencode", "cloudflare-workers-ai", "cloudflare-ai-gateway", "ant-ling"}
+)
+_NON_STANDARD_HOSTS = (
+    "integrate.api.nvidia.com",
+    "cerebras.ai",
+    "api.x.ai",
+    "api.together.ai",
+    "api.together.xyz",
+    "chutes.ai",
+    "deepseek.com",
+    "api.z.ai",
+    "open.bigmodel.cn",
+    "api.moonshot.",
+    "opencode.ai",
+    "api.cloudflare.com",
+    "gateway.ai.cloudflare.com",
+    "api.ant-ling.com",
+)
+
+
+def supports_developer_role(provider: str, base_url: str | None, model_id: str) -> bool:
+    """pi-ai's detection of servers that accept the ``developer`` system role (sent for reasoning
+    models): not the non-standard ones (DeepSeek, xAI, Together, ...); on OpenRouter only for
+    ``anthropic/`` and ``openai/`` models."""
+    url = (base_url or "").lower()
+    if provider == "openrouter" or "openrouter.ai" in url:
+        return model_id.startswith(("anthropic/", "openai/"))
+    return provider not in _NON_STANDARD_PROVIDERS and not any(h in url for h in _NON_STANDARD_HOSTS)
 
 
 def _is_reasoning_detail(detail: Any) -> bool:
@@ -186,7 +233,7 @@ def _assistant_message(msg: dict[str, Any], target: tuple[str, str, str] | None)
             "type": "function",
             "function": {
                 "name": b.get("name"),
-                "arguments": json.dumps(b.get("arguments") or {}, ensure_ascii=False),
+                "arguments": json.dumps(b.get("arguments") or {}, ensure_ascii=False, separators=(",", ":")),
             },
         }
         for b in content
@@ -335,7 +382,12 @@ class OpenAICompatModel(RemoteModel):
         body: dict[str, Any] = {
             "model": self.id,
             "messages": to_openai_messages(
-                context, supports_images="image" in self.input, target=(self.provider, self.api, self.id)
+                context,
+                supports_images="image" in self.input,
+                target=(self.provider, self.api, self.id),
+                system_role="developer"
+                if self.reasoning and supports_developer_role(self.provider, self.base_url, self.id)
+                else "system",
             ),
             "stream": True,
             "stream_options": {"include_usage": True},

@@ -388,7 +388,9 @@ class OpenAIResponsesProvider(RemoteModel):
     Optional, beyond the common constructor arguments: ``cost_function`` (the final usage to its
     cost, ``usage["cost"]``), ``thinking_level_map`` (pi-ai's per-model map from thinking levels to
     the API's ``reasoning.effort`` values; ``None`` marks a level the model does not have, and
-    ``"off": None`` means reasoning cannot be switched off), ``supports_developer_role``.
+    ``"off": None`` means reasoning cannot be switched off), ``supports_developer_role`` and
+    ``supports_strict_mode`` (pi-ai's ``compat`` flags of the catalog entry; with strict mode each
+    tool says ``"strict": false``).
     """
 
     api = "openai-responses"
@@ -407,6 +409,7 @@ class OpenAIResponsesProvider(RemoteModel):
         cost_function: CostFunction | None = None,
         thinking_level_map: Mapping[str, str | None] | None = None,
         supports_developer_role: bool = True,
+        supports_strict_mode: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(id, **kwargs)
@@ -415,6 +418,7 @@ class OpenAIResponsesProvider(RemoteModel):
             dict(thinking_level_map) if thinking_level_map is not None else None
         )
         self.supports_developer_role = supports_developer_role
+        self.supports_strict_mode = supports_strict_mode
 
     def _client(self) -> Any:
         openai = _require_openai()
@@ -470,7 +474,7 @@ class OpenAIResponsesProvider(RemoteModel):
                     "name": t["name"],
                     "description": t["description"],
                     "parameters": t["parameters"],
-                    "strict": False,
+                    **({"strict": False} if self.supports_strict_mode else {}),
                 }
                 for t in context.tools
             ]

@@ -11,7 +11,10 @@ runs pi-ai's own provider stream function (``openai-completions``, ``openai-resp
 ``anthropic-messages``, through the ``openai`` / ``@anthropic-ai/sdk`` JavaScript SDKs) against it
 in Node (``_pi_streams.mjs``). ``tests/golden/streams.json`` records, per case, pi-ai's final
 assistant message, its event sequence (run-length encoded ``[type, contentIndex, count]``) and
-``isContextOverflow(message, contextWindow)``; and pi-ai's ``shortHash`` of a few ids.
+``isContextOverflow(message, contextWindow)``; pi-ai's ``shortHash`` of a few ids; and, for the
+``NEXT_TURN`` cases, the request body pi-ai sends for the turn after its own answer (how history
+goes back to each API: reasoning fields, ``reasoning_details``, signed and redacted thinking,
+Responses reasoning items).
 
 It also records pi-ai's ``isContextOverflow`` verdict on each real error message of
 ``tests/fixtures/overflow/error_messages.json`` (``tests/golden/overflow_corpus.json``), which
@@ -144,7 +147,7 @@ CASES: tuple[Case, ...] = (
         A,
         "anthropic_thinking_signature.sse",
         "anthropic",
-        "claude-sonnet-4-5",
+        "claude-sonnet-4-5-20250929",
         True,
     ),
     Case(
@@ -152,7 +155,7 @@ CASES: tuple[Case, ...] = (
         A,
         "anthropic_redacted_thinking.sse",
         "anthropic",
-        "claude-sonnet-4-5",
+        "claude-sonnet-4-5-20250929",
         True,
     ),
     Case(
@@ -208,6 +211,37 @@ HASH_INPUTS = (
 )
 
 
+# cases whose answer (pi-ai's own message) becomes the history of a next turn: the request pi-ai
+# sends for that turn is recorded, so both sides convert the very same history
+NEXT_TURN = (
+    "deepseek_reasoning_tool_call",
+    "groq_reasoning_field",
+    "openrouter_reasoning_encrypted",
+    "mistral_list_content",
+    "anthropic_thinking_signature",
+    "anthropic_redacted_thinking",
+    "responses_reasoning_encrypted_tool_call",
+    "responses_reasoning_summary",
+)
+
+
+def next_turn_messages(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """The history of the turn after ``answer``: its tool calls answered, then a new user message."""
+    results = [
+        {
+            "role": "toolResult",
+            "toolCallId": block["id"],
+            "toolName": block["name"],
+            "content": [{"type": "text", "text": "19"}],
+            "isError": False,
+            "timestamp": 2,
+        }
+        for block in answer["content"]
+        if block["type"] == "toolCall"
+    ]
+    return [*MESSAGES, answer, *results, {"role": "user", "content": "and then?", "timestamp": 3}]
+
+
 def base_url(server_url: str, case: Case) -> str:
     """Where the SDKs of both sides send this case's request (one route per case)."""
     prefix = f"{server_url}/{case.name}"
@@ -248,34 +282,50 @@ def _pi_job(case: Case, server_url: str) -> dict[str, Any]:
     }
 
 
+def _node(home: Path, payload: dict[str, Any]) -> dict[str, Any]:
+    proc = subprocess.run(
+        ["node", str(Path(__file__).parent / "_pi_streams.mjs")],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PI_ORACLE_HOME": str(home)},
+        timeout=300,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"node failed ({proc.returncode}):\n{proc.stderr}")
+    out: dict[str, Any] = json.loads(proc.stdout)
+    return out
+
+
 def main() -> None:
     home = Path(os.environ.get("PI_ORACLE_HOME", Path.home() / ".cache" / "pi-oracle"))
     if not (home / "node_modules" / "@earendil-works" / "pi-ai").is_dir():
         raise SystemExit(f"pi-ai is not installed under {home} (install ../shared/pi-oracle first)")
     server = ReplayServer()
+    requests: dict[str, Any] = {}
     try:
         serve(server)
         jobs = [_pi_job(case, server.url) for case in CASES]
         texts = [row["text"] for row in json.loads(OVERFLOW_CORPUS.read_text("utf-8"))]
-        proc = subprocess.run(
-            ["node", str(Path(__file__).parent / "_pi_streams.mjs")],
-            input=json.dumps({"jobs": jobs, "hashes": list(HASH_INPUTS), "overflowTexts": texts}),
-            capture_output=True,
-            text=True,
-            check=False,
-            env={**os.environ, "PI_ORACLE_HOME": str(home)},
-            timeout=300,
-        )
+        results = _node(home, {"jobs": jobs, "hashes": list(HASH_INPUTS), "overflowTexts": texts})
+        # the next turn of some answers: record the body pi-ai sends for it
+        for name in NEXT_TURN:
+            case = next(c for c in CASES if c.name == name)
+            job = _pi_job(case, server.url)
+            job["context"]["messages"] = next_turn_messages(results["cases"][name]["message"])
+            server.requests.clear()
+            _node(home, {"jobs": [job], "hashes": [], "overflowTexts": []})
+            sent = [r for r in server.requests if r["path"].split("?")[0] == route(case)]
+            requests[name] = sent[-1]["body"]
     finally:
         server.shutdown()
-    if proc.returncode != 0:
-        raise SystemExit(f"node failed ({proc.returncode}):\n{proc.stderr}")
-    results = json.loads(proc.stdout)
     golden = {
         "pi_ai_version": "0.85.0",
         "context_window": CONTEXT_WINDOW,
         "cases": {case.name: results["cases"][case.name] for case in CASES},
         "short_hash": results["shortHash"],
+        "next_turn_requests": requests,
     }
     GOLDEN.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", "utf-8")
     verdicts = {

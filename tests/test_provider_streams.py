@@ -354,3 +354,37 @@ def test_next_turn_sends_the_history_as_pi_does(name: str, server: ReplayServer)
         assert mine == pi_body  # the whole request: input items, store: false, tools, reasoning
     else:
         assert _anthropic_shape(mine) == _anthropic_shape(pi_body)
+
+
+def test_a_server_known_to_omit_finish_reason_can_be_accepted(server: ReplayServer) -> None:
+    case = BY_NAME["deepseek_cut_before_finish"]
+    model = provider_for(case, server)
+    assert run(model, case)[0]["stopReason"] == "error"  # the default, as in Pi
+    model.requires_finish_reason = False  # type: ignore[attr-defined]
+    msg, events = run(model, case)
+    assert msg["stopReason"] == "stop" and "errorMessage" not in msg and events[-1][0] == "done"
+    assert msg["content"][0]["thinkingSignature"] == "reasoning_content"
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "expected"),
+    [
+        (401, {"error": "Invalid key sk-test-not-a-real-key"}, "401 Invalid key [redacted API key]"),
+        (400, {"detail": "This model's maximum context length is 4096 tokens."}, "400 This model's maximum"),
+        (
+            400,
+            {"error": {"message": "Provider returned error", "metadata": {"raw": "prompt is too long: 9 > 8"}}},
+            "400 Provider returned error\nprompt is too long: 9 > 8",
+        ),
+        (500, "upstream connect error", "500 upstream connect error"),
+    ],
+)
+def test_error_bodies_of_every_shape_keep_the_text_and_never_the_key(
+    status: int, body: Any, expected: str, server: ReplayServer
+) -> None:
+    payload = (json.dumps(body) if not isinstance(body, str) else body).encode()
+    server.routes["/shapes/v1/chat/completions"] = (status, "application/json", payload)
+    model = OpenAICompatModel("m", base_url=server.url + "/shapes/v1", max_retries=0)
+    msg, _ = run(model, BY_NAME["openai_chat_text"])
+    assert msg["stopReason"] == "error" and msg["errorMessage"].startswith(expected)
+    assert make_streams.API_KEY not in json.dumps(msg)

@@ -243,6 +243,7 @@ class AnthropicModel(RemoteModel):
                     blocks[block]["arguments"] = parse_tool_arguments(json_parts.get(position, ""))
             output["stopReason"] = reason
             output["errorMessage"] = message
+            apply_cost(output["usage"], self.cost_function)  # tokens already used are still paid for
             return {"type": "error", "reason": reason, "error": output}
 
         try:

@@ -499,6 +499,7 @@ class OpenAICompatModel(RemoteModel):
                     block["arguments"] = parse_tool_arguments(tool_args.get(id(block), ""))
             output["stopReason"] = reason
             output["errorMessage"] = message
+            apply_cost(output["usage"], self.cost_function)  # tokens already used are still paid for
             return {"type": "error", "reason": reason, "error": output}
 
         try:

@@ -606,6 +606,7 @@ class OpenAIResponsesProvider(RemoteModel):
         def fail(message: str, reason: str = "error") -> AssistantMessageEvent:
             output["stopReason"] = reason
             output["errorMessage"] = message
+            apply_cost(output["usage"], self.cost_function)  # tokens already used are still paid for
             return {"type": "error", "reason": reason, "error": output}
 
         try:

@@ -373,7 +373,12 @@ def test_a_server_known_to_omit_finish_reason_can_be_accepted(server: ReplayServ
         (400, {"detail": "This model's maximum context length is 4096 tokens."}, "400 This model's maximum"),
         (
             400,
-            {"error": {"message": "Provider returned error", "metadata": {"raw": "prompt is too long: 9 > 8"}}},
+            {
+                "error": {
+                    "message": "Provider returned error",
+                    "metadata": {"raw": "prompt is too long: 9 > 8"},
+                }
+            },
             "400 Provider returned error\nprompt is too long: 9 > 8",
         ),
         (500, "upstream connect error", "500 upstream connect error"),

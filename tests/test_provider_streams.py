@@ -28,6 +28,7 @@ from replay_server import ReplayServer
 
 from pi_nb.compaction import is_context_overflow
 from pi_nb.providers import Context, StreamOptions
+from pi_nb.providers._stream_common import parse_streaming_json, parse_tool_arguments
 from pi_nb.providers.anthropic_provider import AnthropicModel, to_anthropic_messages
 from pi_nb.providers.base import Model
 from pi_nb.providers.openai_compat import OpenAICompatModel, to_openai_messages
@@ -393,3 +394,11 @@ def test_error_bodies_of_every_shape_keep_the_text_and_never_the_key(
     msg, _ = run(model, BY_NAME["openai_chat_text"])
     assert msg["stopReason"] == "error" and msg["errorMessage"].startswith(expected)
     assert make_streams.API_KEY not in json.dumps(msg)
+
+
+def test_streaming_tool_arguments_parse_as_pi() -> None:
+    """Every prefix of real-looking tool arguments (and malformed ones) reads as pi-ai reads it."""
+    cases = GOLDEN["parse_streaming_json"]
+    assert len(cases) > 200
+    assert [[text, parse_streaming_json(text)] for text, _ in cases] == cases
+    assert parse_tool_arguments("[1, 2") == {} and parse_tool_arguments('{"a": [1, 2') == {"a": [1, 2]}

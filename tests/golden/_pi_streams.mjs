@@ -17,12 +17,14 @@ const STREAMS = {
 };
 const { isContextOverflow } = await import(`${dist}/utils/overflow.js`);
 const { shortHash } = await import(`${dist}/utils/hash.js`);
+const { parseStreamingJson } = await import(`${dist}/utils/json-parse.js`);
 
-const { jobs, hashes, overflowTexts } = JSON.parse(readFileSync(0, "utf8"));
+const { jobs, hashes, overflowTexts, partialJson = [] } = JSON.parse(readFileSync(0, "utf8"));
 const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
 const out = {
 	cases: {},
 	shortHash: Object.fromEntries(hashes.map((h) => [h, shortHash(h)])),
+	partialJson: partialJson.map((text) => parseStreamingJson(text)),
 	overflow: overflowTexts.map((text) => isContextOverflow({ role: "assistant", content: [], usage, stopReason: "error", errorMessage: text })),
 };
 for (const job of jobs) {

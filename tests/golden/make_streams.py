@@ -14,7 +14,7 @@ assistant message, its event sequence (run-length encoded ``[type, contentIndex,
 ``isContextOverflow(message, contextWindow)``; pi-ai's ``shortHash`` of a few ids; and, for the
 ``NEXT_TURN`` cases, the request body pi-ai sends for the turn after its own answer (how history
 goes back to each API: reasoning fields, ``reasoning_details``, signed and redacted thinking,
-Responses reasoning items).
+Responses reasoning items); ``parseStreamingJson`` of every prefix of a few tool-argument texts.
 
 It also records pi-ai's ``isContextOverflow`` verdict on each real error message of
 ``tests/fixtures/overflow/error_messages.json`` (``tests/golden/overflow_corpus.json``), which
@@ -225,6 +225,31 @@ NEXT_TURN = (
 )
 
 
+# tool-argument texts whose every prefix goes through pi-ai's parseStreamingJson (what a tool call's
+# arguments look like while they stream), plus malformed ones its repair step handles
+PARTIAL_JSON_TEXTS = (
+    '{"location":"San Francisco"}',
+    '{"a":12,"b":7,"op":"add"}',
+    '{"command": "printf \'a\\tb\\n\' | grep -c \\"x\\"", "timeout": 1.5e3, '
+    '"flags": [true, false, null], "nested": {"k": [-1, 2.25, "\\u00e9"]}}',
+    '{"path": "ünï/✓ 🙈.txt", "content": "line 1\\nline 2"}',
+)
+MALFORMED_JSON = (
+    '{"a": "raw\ncontrol\tchars"}',
+    '{"a": "bad \\q escape"}',
+    '{"a": 1,}',
+    "not json",
+    '"just a string',
+    '{"n": 1e5}',
+    '{"a": [1, 2], "b": {"c"',
+)
+
+
+def partial_json_inputs() -> list[str]:
+    texts = [t[:i] for t in PARTIAL_JSON_TEXTS for i in range(1, len(t) + 1)]
+    return [*dict.fromkeys([*texts, *MALFORMED_JSON])]
+
+
 def next_turn_messages(answer: dict[str, Any]) -> list[dict[str, Any]]:
     """The history of the turn after ``answer``: its tool calls answered, then a new user message."""
     results = [
@@ -308,7 +333,11 @@ def main() -> None:
         serve(server)
         jobs = [_pi_job(case, server.url) for case in CASES]
         texts = [row["text"] for row in json.loads(OVERFLOW_CORPUS.read_text("utf-8"))]
-        results = _node(home, {"jobs": jobs, "hashes": list(HASH_INPUTS), "overflowTexts": texts})
+        partial = partial_json_inputs()
+        results = _node(
+            home,
+            {"jobs": jobs, "hashes": list(HASH_INPUTS), "overflowTexts": texts, "partialJson": partial},
+        )
         # the next turn of some answers: record the body pi-ai sends for it
         for name in NEXT_TURN:
             case = next(c for c in CASES if c.name == name)
@@ -326,6 +355,7 @@ def main() -> None:
         "cases": {case.name: results["cases"][case.name] for case in CASES},
         "short_hash": results["shortHash"],
         "next_turn_requests": requests,
+        "parse_streaming_json": [[t, r] for t, r in zip(partial, results["partialJson"], strict=True)],
     }
     GOLDEN.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", "utf-8")
     verdicts = {

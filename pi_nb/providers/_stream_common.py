@@ -301,12 +301,14 @@ def parse_streaming_json(text: str | None) -> Any:
         return {}
     try:
         return _js_json_parse(text)
+    except RecursionError:
+        return {}
     except ValueError:
         repaired = repair_json(text)
         if repaired != text:
             try:
                 return _js_json_parse(repaired)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
     for candidate in (text, repair_json(text)):
         try:

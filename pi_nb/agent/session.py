@@ -857,8 +857,9 @@ class AgentSession:
             cause = "no model is selected"
         else:
             cause = (
-                f"compaction.keepRecentTokens ({settings.keep_recent_tokens}) keeps the whole context "
-                f"(about {tokens} tokens), so there is nothing to summarise"
+                "there is nothing before the kept recent part to summarise (compaction.keepRecentTokens "
+                f"is {settings.keep_recent_tokens}, and a cut can only fall at a user or assistant "
+                "message, never inside a tool result)"
             )
         window = self.model.context_window
         if reason == "overflow":

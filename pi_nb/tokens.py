@@ -31,6 +31,7 @@ import hashlib
 import math
 import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -492,7 +493,29 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
     enc = get_encoding(encoding)
     if not text:
         return 0
-    return len(enc.encode_ordinary(text))
+    if len(text) < _CACHE_MIN_CHARS:
+        return len(enc.encode_ordinary(text))
+    # a long text (a big tool result) is counted once per process: its count is kept under its
+    # length and hash (CPython caches a str's hash, so a repeated lookup costs nothing)
+    key = (encoding, len(text), hash(text))
+    with _count_lock:
+        cached = _count_cache.get(key)
+        if cached is not None:
+            _count_cache.move_to_end(key)
+            return cached
+    count = len(enc.encode_ordinary(text))
+    with _count_lock:
+        _count_cache[key] = count
+        while len(_count_cache) > _CACHE_ENTRIES:
+            _count_cache.popitem(last=False)
+    return count
+
+
+_CACHE_MIN_CHARS: Final = 16_384
+"""Texts at least this long have their counts cached (see :func:`count_tokens`)."""
+_CACHE_ENTRIES: Final = 4096
+_count_cache: OrderedDict[tuple[str, int, int], int] = OrderedDict()
+_count_lock = threading.Lock()
 
 
 @dataclass(frozen=True)

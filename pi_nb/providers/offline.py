@@ -65,7 +65,14 @@ from pi_nb.providers.base import (
     make_usage,
 )
 
-__all__ = ["OFFLINE_RESPONSE_MODEL", "OfflineModel", "PlannedAction", "plan_actions"]
+__all__ = [
+    "EXACT_COUNT_CHARS",
+    "OFFLINE_RESPONSE_MODEL",
+    "PART_COUNT_CHARS",
+    "OfflineModel",
+    "PlannedAction",
+    "plan_actions",
+]
 
 OFFLINE_RESPONSE_MODEL = "pi_nb offline rule-based model (deterministic; not an LLM)"
 
@@ -194,6 +201,17 @@ def _text_of(message: dict[str, Any]) -> str:
 
 def _request_text(context: Context) -> str:
     """Everything the model reads, in order: how usage is counted (see module docstring)."""
+    return "\n".join(_request_parts(context))
+
+
+#: A request up to this many characters is counted exactly, as one text (every golden number).
+EXACT_COUNT_CHARS = 2_000_000
+#: Above :data:`EXACT_COUNT_CHARS`, each part is counted on its own (cached), and a part longer
+#: than this is counted on its first this-many characters and extrapolated by length.
+PART_COUNT_CHARS = 1_000_000
+
+
+def _request_parts(context: Context) -> list[str]:
     parts: list[str] = []
     if context.system_prompt:
         parts.append(context.system_prompt)
@@ -212,7 +230,7 @@ def _request_text(context: Context) -> str:
                 parts.append(block.get("name", "") + js_stringify(block.get("arguments", {})))
     for tool in context.tools or []:
         parts.append(js_stringify(tool))
-    return "\n".join(parts)
+    return parts
 
 
 def _first_lines(text: str, n: int) -> list[str]:
@@ -253,9 +271,24 @@ class OfflineModel(Model):
 
     # -- token accounting --------------------------------------------------------------------
     def count_request_tokens(self, context: Context) -> int:
+        """Tokens of the request (``+ 4`` per message). Exact up to :data:`EXACT_COUNT_CHARS`
+        characters; a bigger request (a session holding a huge tool result) is counted part by
+        part, each part once per process, a huge part from its first :data:`PART_COUNT_CHARS`
+        characters: linear in the request, bounded per part, and reused by the next turn."""
         from pi_nb.tokens import count_tokens
 
-        return count_tokens(_request_text(context), encoding=self.encoding) + 4 * len(context.messages)
+        parts = _request_parts(context)
+        framing = 4 * len(context.messages)
+        if sum(len(p) for p in parts) + len(parts) <= EXACT_COUNT_CHARS:
+            return count_tokens("\n".join(parts), encoding=self.encoding) + framing
+        total = max(len(parts) - 1, 0)  # about one token per joining newline
+        for part in parts:
+            if len(part) <= PART_COUNT_CHARS:
+                total += count_tokens(part, encoding=self.encoding)
+            else:
+                head = count_tokens(part[:PART_COUNT_CHARS], encoding=self.encoding)
+                total += -(-head * len(part) // PART_COUNT_CHARS)
+        return total + framing
 
     def _count(self, text: str) -> int:
         from pi_nb.tokens import count_tokens

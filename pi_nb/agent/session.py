@@ -265,7 +265,6 @@ class AgentSession:
                 if recorded is not None and recorded != ""
                 else "off"
             )
-        self._check_settings(model)
         self.agent = Agent(
             model,
             thinking_level=level,
@@ -389,7 +388,6 @@ class AgentSession:
 
     def set_model(self, model: Model) -> None:
         _check_model(model)
-        self._check_settings(model)
         register_model_secrets(model)
         self.agent.state.model = model
         self.session_manager.append_model_change(model.provider, model.id)
@@ -401,7 +399,8 @@ class AgentSession:
 
     def _check_settings(self, model: Model) -> CompactionSettings:
         """The compaction settings, refused (InvalidValueError) when the reserve leaves no room in
-        the model's window; checked when the session starts, when the model changes and per prompt."""
+        the model's window. Checked when a prompt is sent, not when the model or the settings
+        change: a notebook sets a small window first and the smaller reserve on the next line."""
         settings = self.settings.get_compaction_settings()
         if settings.enabled:
             validate_reserve_for_window(settings, model.context_window, f"{model.provider}/{model.id}")

@@ -43,11 +43,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         model = OfflineModel()
         t = time.perf_counter()
         sm = SessionManager.create(str(cwd), str(Path(tmp) / "sessions"))
-        sm.append_message({"role": "user", "content": [{"type": "text", "text": "read the log"}], "timestamp": 1})
+        sm.append_message(
+            {"role": "user", "content": [{"type": "text", "text": "read the log"}], "timestamp": 1}
+        )
         sm.append_message(
             {
                 "role": "assistant",
-                "content": [{"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "log"}}],
+                "content": [
+                    {"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "log"}}
+                ],
                 "api": "offline",
                 "provider": "pi_nb",
                 "model": "offline",
@@ -75,7 +79,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         t = time.perf_counter()
         sm2 = SessionManager.open(path)
         settings = SettingsManager.in_memory({"compaction": {"enabled": False}})
-        session = AgentSession(sm2, model, settings=settings, agent_dir=str(Path(tmp) / "agent"), project_trusted=True)
+        session = AgentSession(
+            sm2, model, settings=settings, agent_dir=str(Path(tmp) / "agent"), project_trusted=True
+        )
         out["open_s"] = time.perf_counter() - t
 
         for n in (1, 2):
@@ -87,8 +93,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         # result away and retries
         t = time.perf_counter()
         sm3 = SessionManager.open(path)
-        compacting = AgentSession(sm3, model, agent_dir=str(Path(tmp) / "agent"), project_trusted=True,
-                                  settings=SettingsManager.in_memory({}))
+        compacting = AgentSession(
+            sm3,
+            model,
+            agent_dir=str(Path(tmp) / "agent"),
+            project_trusted=True,
+            settings=SettingsManager.in_memory({}),
+        )
         result = asyncio.run(compacting.prompt("hello"))
         out["compacting_turn_s"] = time.perf_counter() - t
         out["compacting_turn_compactions"] = float(len(result.compactions))

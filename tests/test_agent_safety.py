@@ -112,7 +112,15 @@ def test_keys_never_reach_results_updates_or_the_session_file(tmp_path: Path) ->
         "DEBUG_LEVEL": "1",  # short values are not secrets
     }
     proc = subprocess.run(
-        [sys.executable, "-c", _SECRET_SCRIPT, str(project), str(tmp_path / "s"), str(tmp_path / "a"), str(out)],
+        [
+            sys.executable,
+            "-c",
+            _SECRET_SCRIPT,
+            str(project),
+            str(tmp_path / "s"),
+            str(tmp_path / "a"),
+            str(out),
+        ],
         env=env,
         capture_output=True,
         text=True,
@@ -298,12 +306,19 @@ def test_auto_compactions_per_prompt_are_limited(tmp_path: Path) -> None:
     assert result.notices[-1]["code"] == "compaction_limit" and result.notices[-1]["level"] == "error"
     # the default is 3, and it is a setting in Pi's style
     assert CompactionSettings().max_auto_compactions_per_prompt == 3
-    assert CompactionSettings.from_dict({"maxAutoCompactionsPerPrompt": 5}).to_dict()["maxAutoCompactionsPerPrompt"] == 5
+    assert (
+        CompactionSettings.from_dict({"maxAutoCompactionsPerPrompt": 5}).to_dict()[
+            "maxAutoCompactionsPerPrompt"
+        ]
+        == 5
+    )
 
 
 def test_compaction_that_cannot_run_is_reported(tmp_path: Path) -> None:
     s = _session(
-        tmp_path, OfflineModel(context_window=6000, max_tokens=1000), {"reserveTokens": 3500, "keepRecentTokens": 100_000}
+        tmp_path,
+        OfflineModel(context_window=6000, max_tokens=1000),
+        {"reserveTokens": 3500, "keepRecentTokens": 100_000},
     )
     events = _bounded(s)
     result = asyncio.run(s.prompt("run `seq 1200`"))
@@ -314,7 +329,9 @@ def test_compaction_that_cannot_run_is_reported(tmp_path: Path) -> None:
 
 
 def test_prompt_result_reports_the_final_error() -> None:
-    r = PromptResult(messages=[make_assistant_message([], api="a", provider="p", model="m", stop_reason="aborted")])
+    r = PromptResult(
+        messages=[make_assistant_message([], api="a", provider="p", model="m", stop_reason="aborted")]
+    )
     assert r.status == "aborted" and r.error is None
     r.error = "boom"
     assert r.status == "error"
@@ -357,12 +374,19 @@ def test_compaction_settings_are_checked(data: dict[str, int]) -> None:
 def test_zero_is_a_value_not_missing() -> None:
     s = CompactionSettings.from_dict({"reserveTokens": 0, "keepRecentTokens": 0})
     assert (s.reserve_tokens, s.keep_recent_tokens) == (0, 0)
-    assert SettingsManager.in_memory({"compaction": {"reserveTokens": 0}}).get_compaction_settings().reserve_tokens == 0
+    assert (
+        SettingsManager.in_memory({"compaction": {"reserveTokens": 0}})
+        .get_compaction_settings()
+        .reserve_tokens
+        == 0
+    )
 
 
 def test_session_refuses_a_reserve_that_fills_the_window(tmp_path: Path) -> None:
     s = _session(tmp_path, OfflineModel(context_window=6000), {"reserveTokens": 6000})
-    with pytest.raises(InvalidValueError, match="reserveTokens .6000. must be less than the context window"):
+    with pytest.raises(
+        InvalidValueError, match=r"reserveTokens \(6000\) must be less than the context window"
+    ):
         asyncio.run(s.prompt("hello"))  # refused before anything is sent
     assert s.messages == []
     s.settings.set_compaction_settings(reserveTokens=5999, keepRecentTokens=0)
@@ -476,7 +500,11 @@ def test_after_a_failed_write_the_next_turn_sends_what_the_file_holds(tmp_path: 
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         args = [str(project), str(base / "sessions"), str(base / "agent"), str(out), fault]
         proc = subprocess.run(
-            [sys.executable, "-c", _WRITE_FAIL_SCRIPT, *args], env=env, capture_output=True, text=True, timeout=120
+            [sys.executable, "-c", _WRITE_FAIL_SCRIPT, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
         data = json.loads(out.read_text())

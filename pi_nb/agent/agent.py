@@ -279,7 +279,9 @@ class Agent:
             "model": model.id,
             "usage": empty_usage(),
             "stopReason": "aborted" if aborted else "error",
-            "errorMessage": redact(str(error) or type(error).__name__) if self.redact_secrets else (str(error) or type(error).__name__),
+            "errorMessage": redact(str(error) or type(error).__name__)
+            if self.redact_secrets
+            else (str(error) or type(error).__name__),
             "timestamp": now_ms(),
         }
         await self._process({"type": "message_start", "message": failure})

@@ -297,7 +297,9 @@ async def _stream_assistant_response(
                 shown = _clean(config, dict(partial))
                 if shown is not partial and config.redact_secrets:
                     event = _clean(config, dict(event))
-                await _emit(emit, {"type": "message_update", "assistantMessageEvent": event, "message": shown})
+                await _emit(
+                    emit, {"type": "message_update", "assistantMessageEvent": event, "message": shown}
+                )
         elif kind in ("done", "error"):
             final = _clean(config, event["message"] if kind == "done" else event["error"])
             break

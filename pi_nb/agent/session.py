@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, cast
 
+from pi_nb._js import js_stringify
 from pi_nb.agent.agent import Agent
 from pi_nb.agent.loop import NextTurnSnapshot, TurnSnapshot
 from pi_nb.compaction import (
@@ -42,7 +43,6 @@ from pi_nb.compaction import (
     run_compaction,
     should_compact,
 )
-from pi_nb._js import js_stringify
 from pi_nb.compaction.settings import CompactionSettings, validate_reserve_for_window
 from pi_nb.errors import AgentError, PiNbError
 from pi_nb.messages import convert_to_llm, js_date_ms
@@ -261,7 +261,9 @@ class AgentSession:
         else:
             recorded = context.thinking_level if has_entries else None
             level = (
-                validate_thinking_level(recorded, f"thinking level recorded in {session_manager.get_session_file()}")
+                validate_thinking_level(
+                    recorded, f"thinking level recorded in {session_manager.get_session_file()}"
+                )
                 if recorded is not None and recorded != ""
                 else "off"
             )
@@ -362,7 +364,9 @@ class AgentSession:
         """An event the session makes itself (compaction, hooks, notices): redacted before it is shown."""
         self._emit(redact_message(event))
 
-    def _notice(self, level: Literal["error", "warning"], code: str, message: str, *, once: bool = False) -> None:
+    def _notice(
+        self, level: Literal["error", "warning"], code: str, message: str, *, once: bool = False
+    ) -> None:
         """A ``turn_notice`` event, kept in the prompt's result; an error also ends the turn."""
         if once and code in self._noticed:
             return
@@ -497,7 +501,10 @@ class AgentSession:
                 try:
                     if role == "custom":
                         entry_id = self.session_manager.append_custom_message_entry(
-                            msg.get("customType"), msg.get("content"), bool(msg.get("display")), msg.get("details")
+                            msg.get("customType"),
+                            msg.get("content"),
+                            bool(msg.get("display")),
+                            msg.get("details"),
                         )
                     elif role in ("user", "assistant", "toolResult"):
                         entry_id = self.session_manager.append_message(msg)
@@ -845,7 +852,10 @@ class AgentSession:
             self._compaction_controller = None
 
     def _report_skipped(
-        self, reason: Literal["threshold", "overflow"], outcome: CompactionOutcome, settings: CompactionSettings
+        self,
+        reason: Literal["threshold", "overflow"],
+        outcome: CompactionOutcome,
+        settings: CompactionSettings,
     ) -> None:
         """Compaction was due but could not run: say why (Pi skips in silence)."""
         tokens = estimate_context_tokens(self.agent.state.messages).tokens

@@ -17,8 +17,8 @@ from pi_nb.errors import CompactionError, InvalidValueError
 
 __all__ = [
     "DEFAULT_BRANCH_SUMMARY_SETTINGS",
-    "DEFAULT_MAX_AUTO_COMPACTIONS_PER_PROMPT",
     "DEFAULT_COMPACTION_SETTINGS",
+    "DEFAULT_MAX_AUTO_COMPACTIONS_PER_PROMPT",
     "DEFAULT_RETRY_SETTINGS",
     "BranchSummarySettings",
     "CompactionSettings",
@@ -131,7 +131,9 @@ class BranchSummarySettings:
 
     def __post_init__(self) -> None:
         if isinstance(self.reserve_tokens, bool) or not isinstance(self.reserve_tokens, int):
-            raise InvalidValueError(f"branchSummary.reserveTokens must be a whole number; got {self.reserve_tokens!r}")
+            raise InvalidValueError(
+                f"branchSummary.reserveTokens must be a whole number; got {self.reserve_tokens!r}"
+            )
         _non_negative(self.reserve_tokens, "reserveTokens", "branchSummary")
 
     def to_dict(self) -> dict[str, Any]:

@@ -66,7 +66,9 @@ def _positive_int(value: object, what: str) -> int:
     return value
 
 
-def validate_model_limits(context_window: object, max_tokens: object, model: str = "model") -> tuple[int, int]:
+def validate_model_limits(
+    context_window: object, max_tokens: object, model: str = "model"
+) -> tuple[int, int]:
     """Check a model's ``context_window`` and ``max_tokens`` (both whole numbers > 0).
 
     Every place that describes a model calls this (the :class:`Model` constructor and attribute

@@ -356,7 +356,10 @@ class OfflineModel(Model):
             if not _is_summary(m):
                 continue
             for rec in _TOO_BIG.finditer(_text_of(m)):
-                if rec.group("call") == call and int(rec.group("tokens")) + input_tokens > self.context_window:
+                if (
+                    rec.group("call") == call
+                    and int(rec.group("tokens")) + input_tokens > self.context_window
+                ):
                     return (
                         f"I did not run `{call}` again: a compaction summary records its result as about "
                         f"{rec.group('tokens')} tokens, and with this request ({input_tokens} tokens) it "
@@ -646,7 +649,9 @@ class _Facts:
 
 _CALL = re.compile(r"(\w+)\((.*?)\)(?:; |$)")
 _TOO_BIG_LEAD = "Result too big to keep:"
-_TOO_BIG = re.compile(r"^- Result too big to keep: (?P<call>\w+\(.*\)) ≈ (?P<tokens>\d+) tokens$", re.MULTILINE)
+_TOO_BIG = re.compile(
+    r"^- Result too big to keep: (?P<call>\w+\(.*\)) ≈ (?P<tokens>\d+) tokens$", re.MULTILINE
+)
 _CUT = re.compile(r"\n\n\[\.\.\. (\d+) more characters truncated\]$")
 _PATH_ARG = re.compile(r'path="([^"]+)"')
 

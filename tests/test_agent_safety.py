@@ -523,3 +523,13 @@ def test_convert_to_llm_is_what_a_request_holds() -> None:
     # the comparison above relies on requests holding convert_to_llm(context messages)
     msgs = [{"role": "user", "content": [{"type": "text", "text": "x"}], "timestamp": 1}]
     assert convert_to_llm(msgs) == msgs
+
+
+def test_stream_options_are_checked() -> None:
+    with pytest.raises(InvalidValueError):
+        StreamOptions(reasoning="off")  # off is "no reasoning": None
+    with pytest.raises(InvalidValueError):
+        StreamOptions(reasoning="turbo")
+    with pytest.raises(InvalidValueError):
+        StreamOptions(max_tokens=-1)
+    assert StreamOptions(reasoning="max", max_tokens=0).max_tokens == 0  # Pi: 0 means the model's own limit

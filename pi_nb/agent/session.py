@@ -690,14 +690,14 @@ class AgentSession:
         if skip_aborted_check and msg.get("stopReason") == "aborted":
             return False
         model = self.model
-        window = model.context_window or 0
+        window = model.context_window  # always > 0: checked where the model was made
         same_model = msg.get("provider") == model.provider and msg.get("model") == model.id
         latest = get_latest_compaction_entry(self.session_manager.get_branch())
         latest_ms = _iso_ms(latest["timestamp"]) if latest is not None else None
         if latest_ms is not None and (msg.get("timestamp") or 0) <= latest_ms:
             return False
         overflow = same_model and is_context_overflow(msg, window)
-        recoverable = same_model and is_recoverable_length(msg, model.max_tokens or 0)
+        recoverable = same_model and is_recoverable_length(msg, model.max_tokens)
         if overflow or recoverable:
             will_retry = msg.get("stopReason") != "stop"
             if not will_retry:

@@ -126,6 +126,17 @@ class StreamOptions:
     temperature: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # max_tokens 0 keeps Pi's meaning here (``options.maxTokens || model.maxTokens``: a summary
+        # sized from reserveTokens 0 asks for the model's own limit); a negative one is refused
+        if self.max_tokens is not None and (isinstance(self.max_tokens, bool) or self.max_tokens < 0):
+            raise InvalidValueError(f"StreamOptions.max_tokens must be 0 or more; got {self.max_tokens!r}")
+        if self.reasoning is not None and (self.reasoning == "off" or self.reasoning not in THINKING_LEVELS):
+            raise InvalidValueError(
+                f"StreamOptions.reasoning must be one of {', '.join(THINKING_LEVELS[1:])} (or None for off); "
+                f"got {self.reasoning!r}"
+            )
+
 
 class AssistantMessageEvent(TypedDict, total=False):
     """One streaming event, Pi's shape: ``type`` plus the fields that type carries."""

@@ -314,7 +314,7 @@ class OfflineModel(Model):
             stop = "stop"
         else:
             content, stop = self._turn(context, input_tokens)
-        limit = options.max_tokens if options and options.max_tokens else self.max_tokens
+        limit = options.max_tokens if options and options.max_tokens else self.max_tokens  # Pi's ||
         output = self._count(_request_text(Context(None, [{"role": "assistant", "content": content}])))
         if output > limit and content and content[0].get("type") == "text":
             from pi_nb.tokens import get_encoding

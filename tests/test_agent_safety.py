@@ -466,7 +466,7 @@ _WRITE_FAIL_SCRIPT = textwrap.dedent(
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
         resource.setrlimit(resource.RLIMIT_FSIZE, (size + 3000, hard))  # the disk is "full" soon
-        prompt = "run `seq 20000`"
+        prompt = "run `seq 1500`"  # 6 KB, no truncation: no full-output temp file to hit the limit
     failed = asyncio.run(s.prompt(prompt))
     if fault == "eacces":
         os.seteuid(0)

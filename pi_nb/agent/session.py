@@ -393,13 +393,14 @@ class AgentSession:
     def set_model(self, model: Model) -> None:
         _check_model(model)
         register_model_secrets(model)
-        self.agent.state.model = model
+        # written first: if the file cannot take the entry, the session keeps its model
         self.session_manager.append_model_change(model.provider, model.id)
+        self.agent.state.model = model
 
     def set_thinking_level(self, level: str) -> None:
         validate_thinking_level(level)
-        self.agent.state.thinking_level = level
         self.session_manager.append_thinking_level_change(level)
+        self.agent.state.thinking_level = level
 
     def _check_settings(self, model: Model) -> CompactionSettings:
         """The compaction settings, refused (InvalidValueError) when the reserve leaves no room in

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tests" / "golden"))
 sys.path.insert(0, str(ROOT.parent / "shared" / "pi-oracle"))
 
 MB = 1024 * 1024
-GROUPS = ("truncation", "stream", "session", "compaction", "budget", "tree", "turn")
+GROUPS = ("truncation", "stream", "session", "compaction", "budget", "tree", "turn", "huge_entry")
 
 SIZES = {
     # group: (small default, --full)
@@ -52,6 +52,7 @@ SIZES = {
     "budget_entries": (10_000, 10_000),  # the target is defined at 10,000 entries: always that size
     "tree_entries": (10_000, 10_000),
     "turns": (10, 20),
+    "huge_entry_mb": (20, 200),
 }
 
 
@@ -416,6 +417,35 @@ def group_turn(turns: int, pi: bool) -> list[dict[str, Any]]:
     ]
 
 
+def group_huge_entry(size_mb: int, pi: bool) -> list[dict[str, Any]]:
+    bh = load("huge_entry")
+    r = bh.main(["--mb", str(size_mb)])
+    size = f"a session holding one {size_mb} MB tool result"
+    return [
+        row(
+            "huge_entry",
+            "AgentSession.prompt, offline model, compaction off (first turn)",
+            size,
+            r["turn1_s"],
+            f"{r['peak_rss_mb']:.0f} MB peak RSS",
+            None,
+            "seconds (< 5 s), no Pi counterpart",
+            r["turn1_s"] < 5,
+            f"second turn {r['turn2_s'] * 1e3:.0f} ms (counts reused); open {r['open_s']:.1f} s",
+        ),
+        row(
+            "huge_entry",
+            "AgentSession open + prompt, default compaction (overflow, compact, retry)",
+            size,
+            r["compacting_turn_s"],
+            "-",
+            None,
+            "seconds (< 10 s), no Pi counterpart",
+            r["compacting_turn_s"] < 10,
+        ),
+    ]
+
+
 def run_group(name: str, full: bool, pi: bool) -> list[dict[str, Any]]:
     i = 1 if full else 0
     if name == "truncation":
@@ -432,6 +462,8 @@ def run_group(name: str, full: bool, pi: bool) -> list[dict[str, Any]]:
         return group_tree(SIZES["tree_entries"][i], pi)
     if name == "turn":
         return group_turn(SIZES["turns"][i], pi)
+    if name == "huge_entry":
+        return group_huge_entry(SIZES["huge_entry_mb"][i], pi)
     raise SystemExit(f"unknown group {name!r}; known: {', '.join(GROUPS)}")
 
 

@@ -135,7 +135,7 @@ class TurnView:
             msg = event["message"]
             role = msg.get("role")
             if role == "assistant":
-                self._set_assistant(msg, final=kind == "message_end")
+                self._set_assistant(msg, final=kind == "message_end", start=kind == "message_start")
             elif role == "user" and kind == "message_end" and not self.prompt:
                 self.prompt = _text_of(msg.get("content"))
             elif role == "custom" and kind == "message_end":
@@ -191,13 +191,20 @@ class TurnView:
 
         self._trim()
 
+    @staticmethod
+    def _visible(item: Any) -> bool:
+        """Whether a step draws anything (an assistant message that only calls tools does not)."""
+        if isinstance(item, dict):
+            return bool(item["text"] or item["thinking"] or item["error"])
+        return True
+
     def _trim(self) -> None:
         """Keep at most twice ``max_steps`` items in memory (the view shows ``max_steps``)."""
         keep = max(1, self.max_steps) * 2
         if len(self.items) > keep:
             cut = len(self.items) - max(1, self.max_steps)
+            self.dropped += sum(1 for item in self.items[:cut] if self._visible(item))
             del self.items[:cut]
-            self.dropped += cut
 
     def _tool(self, call_id: str) -> _Tool | None:
         for item in reversed(self.items):
@@ -205,7 +212,9 @@ class TurnView:
                 return item
         return None
 
-    def _set_assistant(self, msg: Mapping[str, Any], *, final: bool) -> None:
+    def _set_assistant(self, msg: Mapping[str, Any], *, final: bool, start: bool = False) -> None:
+        """Show an assistant message: ``message_start`` adds a step that its updates and its end
+        replace (the final message can carry a later timestamp than its start)."""
         ts = msg.get("timestamp")
         entry = {
             "ts": ts,
@@ -214,10 +223,14 @@ class TurnView:
             "error": msg.get("errorMessage"),
             "stop": msg.get("stopReason"),
         }
-        if self.items and isinstance(self.items[-1], dict) and self.items[-1].get("ts") == ts:
+        last = self.items[-1] if self.items else None
+        streaming = isinstance(last, dict) and last.get("streaming")
+        if not start and (streaming or (isinstance(last, dict) and last.get("ts") == ts)):
             self.items[-1] = entry
         else:
             self.items.append(entry)
+        if not final:
+            entry["streaming"] = True
         if final:
             self.model = str(msg.get("model") or self.model)
             usage = msg.get("usage") or {}
@@ -256,8 +269,8 @@ class TurnView:
     def _shown(self) -> tuple[int, list[Any]]:
         """(how many earlier steps are collapsed, the steps shown)."""
         limit = max(1, self.max_steps)
-        hidden = self.dropped + max(0, len(self.items) - limit)
-        return hidden, self.items[-limit:]
+        visible = [item for item in self.items if self._visible(item)]
+        return self.dropped + max(0, len(visible) - limit), visible[-limit:]
 
     @staticmethod
     def _earlier(hidden: int) -> str:

@@ -294,7 +294,8 @@ def test_follow_and_stop(shell: Any, follow_module: list[_Follower], tmp_path: P
     assert follower is follow_module[0] and follower.path == r.session_file
     with capture_output() as cap:
         shell.run_cell(f"%pi follow {r.session_file}")  # displayed as the cell's result
-    assert any("following" in o.data.get("text/plain", "") for o in cap.outputs)
+    shown = cap.stdout + "".join(o.data.get("text/plain", "") for o in cap.outputs)
+    assert f"following {r.session_file}" in shown
     assert follow_module[0].stopped == 1  # one followed file at a time
     recent = shell.run_line_magic("pi", "follow --recent")
     assert recent.path == r.session_file and follow_module[1].stopped == 1

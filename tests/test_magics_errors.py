@@ -159,6 +159,9 @@ def test_open_a_session_symlinked_to_a_folder_and_a_fifo(shell: Any, tmp_path: P
         ("list /no/such/folder", "no such folder"),
         ("frobnicate", "unknown command"),
         ("open 'unclosed", "quotation"),
+        ("compact", "Nothing to compact"),
+        ("help --bogus", "unrecognized arguments"),
+        ("help frobnicate", "invalid choice"),
     ],
 )
 def test_refused_line_inputs(shell: Any, line: str, expected: str) -> None:

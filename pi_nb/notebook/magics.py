@@ -233,6 +233,16 @@ def _build_nothing(p: argparse.ArgumentParser) -> None:
     return None
 
 
+def _build_help(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "command",
+        nargs="?",
+        metavar="COMMAND",
+        choices=[c.name for c in COMMANDS],
+        help="one command in full (none: every command, one line each)",
+    )
+
+
 def _build_compact(p: argparse.ArgumentParser) -> None:
     p.add_argument("instructions", nargs="*", metavar="INSTRUCTIONS", help="what the summary should focus on")
 
@@ -327,7 +337,10 @@ COMMANDS: tuple[_Command, ...] = (
     _Command("status", "", "where the session is", _build_nothing),
     _Command("session", "", "the AgentSession object itself (for the Python API)", _build_nothing),
     _Command(
-        "help", "", "this text (%pi? the whole reference, %pi COMMAND --help one command)", _build_nothing
+        "help",
+        "[COMMAND]",
+        "this text (%pi? the whole reference, %pi COMMAND --help one command)",
+        _build_help,
     ),
 )
 _BY_NAME = {c.name: c for c in COMMANDS}
@@ -766,12 +779,8 @@ class PiMagics(Magics):  # type: ignore[misc]
         trusted = self._project_trusted(cwd)
         settings = _guarded(where, lambda: self._settings(cwd, trusted))
         comp = settings.get_compaction_settings()
-        fix = (
-            _FIX_CONFIG
-            if self.context_window is not None or self.reserve_tokens is not None
-            else _FIX_SESSION
-        )
-        _check_room(model.context_window, comp.reserve_tokens, where, fix)
+        # the fix goes through PiMagics: there is no session yet to run %pi settings on
+        _check_room(model.context_window, comp.reserve_tokens, where, _FIX_CONFIG)
         self.session = _guarded(
             where,
             lambda: AgentSession(
@@ -990,10 +999,7 @@ class PiMagics(Magics):  # type: ignore[misc]
             words = shlex.split(line)
         except ValueError as error:
             raise UsageError(f"%pi: {error} — close the quote") from error
-        if not words or words[0] in ("help", "-h", "--help"):
-            if len(words) > 1 and words[0] == "help" and words[1] in _BY_NAME:
-                print(_BY_NAME[words[1]].parser().format_help())
-                return None
+        if not words or words in (["-h"], ["--help"]):
             print(HELP)
             return None
         command, rest = words[0], words[1:]
@@ -1013,8 +1019,8 @@ class PiMagics(Magics):  # type: ignore[misc]
         result = _guarded(f"%pi {command}", lambda: handler(args))
         return PiText(result) if isinstance(result, str) else result
 
-    def _cmd_help(self, a: argparse.Namespace) -> None:  # reached only through "%pi help --help"
-        print(HELP)
+    def _cmd_help(self, a: argparse.Namespace) -> None:
+        print(HELP if a.command is None else _BY_NAME[a.command].parser().format_help())
 
     def _cmd_new(self, a: argparse.Namespace) -> str:
         s = self._new_session(in_memory=a.in_memory or None, cwd=a.cwd, where="%pi new")

@@ -289,49 +289,72 @@ CELL = _Command(
 )
 
 COMMANDS: tuple[_Command, ...] = (
-    _Command("new", "[--in-memory] [--cwd DIR]", "start a new session", _build_new),
     _Command(
-        "open", "PATH | --recent [CWD]", "open a session file (or the most recent one of a cwd)", _build_open
+        "new",
+        "[--in-memory] [--cwd DIR]",
+        "start a new session (a file in Pi's layout under $PI_CODING_AGENT_DIR, or in memory)",
+        _build_new,
     ),
-    _Command("list", "[CWD]", "sessions of a cwd (Pi's layout)", _build_list),
+    _Command(
+        "open",
+        "PATH | --recent [CWD]",
+        "open a session file, pi_nb's or Pi's own (or the most recent one of a cwd)",
+        _build_open,
+    ),
+    _Command("list", "[CWD]", "the sessions of a working directory, as a frame", _build_list),
     _Command(
         "model",
         "[SPEC] [--context-window N] [--max-tokens N]",
-        "show or switch the model (checks its SDK and key)",
+        "show or switch the model (its SDK and key are checked); shrink the window to watch compaction",
         _build_model,
     ),
     _Command(
         "models",
         "[PROVIDER|TEXT]",
-        "the model catalog as a frame, with whether each provider's key is set",
+        "the models pi_nb knows, as a frame, with whether each provider's key is set (never its value)",
         _build_models,
     ),
     _Command(
         "settings",
         "[key=value ...]",
-        "show or set (reserveTokens, keepRecentTokens, enabled)",
+        "show or set the compaction settings: reserveTokens, keepRecentTokens, enabled",
         _build_settings,
     ),
-    _Command("tree", "", "the session tree (navigate from the widget)", _build_nothing),
-    _Command("budget", "", "the token budget of the next request", _build_nothing),
-    _Command("context", "", "the exact request that would be sent, with token counts", _build_nothing),
-    _Command("compact", "[instructions]", "compact now", _build_compact),
+    _Command("tree", "", "the session tree (a widget: select an entry, navigate, summarise)", _build_nothing),
+    _Command(
+        "budget",
+        "",
+        "the token budget of the next request, by category, against the threshold",
+        _build_nothing,
+    ),
+    _Command(
+        "context",
+        "",
+        "the exact request the next call would send, with token counts (nothing is sent)",
+        _build_nothing,
+    ),
+    _Command("compact", "[instructions]", "compact now (Pi's /compact)", _build_compact),
     _Command(
         "navigate",
         "ID [--summarize] [--instructions TEXT] [--replace] [--label L]",
-        "move in the tree",
+        "move in the tree (Pi's /tree), with or without a branch summary; ID may be a label",
         _build_navigate,
     ),
-    _Command("label", "ID [TEXT]", "set (or clear) a label", _build_label),
+    _Command("label", "ID [TEXT]", "set or clear a label", _build_label),
     _Command("entries", "", "the session's entries as a pandas frame", _build_nothing),
     _Command(
         "trust", "[yes|no|parent|once|once-no]", "show or answer the project-trust question", _build_trust
     ),
-    _Command("replay", "[N|all]", "re-render the last N recorded turns (no model call)", _build_replay),
+    _Command(
+        "replay",
+        "[N|all]",
+        "re-render recorded turns without calling the model (default: the last one)",
+        _build_replay,
+    ),
     _Command(
         "follow",
         "PATH | --recent [CWD] | --stop",
-        "follow a session another process writes (live tree, budget, turns)",
+        "follow a session file another process appends to: the tree, the budget and a turn log, live",
         _build_follow,
     ),
     _Command("status", "", "where the session is", _build_nothing),
@@ -339,7 +362,7 @@ COMMANDS: tuple[_Command, ...] = (
     _Command(
         "help",
         "[COMMAND]",
-        "this text (%pi? the whole reference, %pi COMMAND --help one command)",
+        "this list (%pi? the whole reference, %pi help COMMAND or %pi COMMAND --help one command)",
         _build_help,
     ),
 )

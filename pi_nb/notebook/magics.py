@@ -842,14 +842,14 @@ class PiMagics(Magics):  # type: ignore[misc]
         context_block, notes = self._notebook_context(args.cells, args.vars)
         if context_block:
             prompt = context_block + "\n\n" + prompt
-        if args.session:
-            self._new_session(path=os.path.abspath(os.path.expanduser(args.session)), where="%%pi --session")
-        session = self._ensure_session("%%pi")
         # everything is checked before anything changes: a refused option leaves the session as it was
         model = None
         if args.model:
             model = self._make_model(args.model, args.context_window, where="%%pi --model")
-        elif args.context_window is not None:
+        if args.session:
+            self._new_session(path=os.path.abspath(os.path.expanduser(args.session)), where="%%pi --session")
+        session = self._ensure_session("%%pi")
+        if model is None and args.context_window is not None:
             model = session.model.with_overrides(context_window=args.context_window)
         comp_now = session.settings.get_compaction_settings()
         reserve = args.reserve if args.reserve is not None else comp_now.reserve_tokens

@@ -411,3 +411,14 @@ def test_run_all_stops_at_a_failed_turn_and_at_a_usage_error(tmp_path: Path) -> 
     shown = "".join(o.get("text", "") for o in nb.cells[1].outputs)
     assert shown.strip().startswith("UsageError: %pi navigate: no entry 'nosuchid'")
     assert "Traceback" not in shown and len(shown.strip().splitlines()) == 1
+
+
+def test_config_refuses_a_thinking_level_outside_pis(shell: Any) -> None:
+    from traitlets import TraitError
+
+    magics = shell.user_ns["_pi_magics"]
+    with pytest.raises(TraitError):
+        magics.thinking_level = "ultra"
+    magics.thinking_level = "max"
+    shell.run_line_magic("pi", "new --in-memory")
+    assert magics.session.thinking_level == "max"

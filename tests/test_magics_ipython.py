@@ -320,3 +320,21 @@ def test_follow_with_the_real_module(shell: Any) -> None:
         assert hasattr(follower, "stop")
     finally:
         assert "stopped following" in shell.run_line_magic("pi", "follow --stop")
+
+
+# -- %pi list --------------------------------------------------------------------------------------
+
+
+def test_list_has_snake_case_columns_and_datetimes_even_when_empty(shell: Any, tmp_path: Path) -> None:
+    empty = shell.run_line_magic("pi", f"list {tmp_path}")
+    assert len(empty) == 0
+    r = shell.run_cell_magic("pi", "--no-render", "read notes.txt")
+    frame = shell.run_line_magic("pi", "list")
+    assert list(frame.columns) == list(empty.columns)
+    assert {"id", "message_count", "first_message", "modified", "path"} <= set(frame.columns)
+    row = frame.iloc[0]
+    assert row["id"] == r.session_id and row["path"] == r.session_file and row["message_count"] >= 2
+    assert str(frame.dtypes["modified"]).startswith("datetime64") and str(
+        empty.dtypes["modified"]
+    ).startswith("datetime64")
+    assert str(frame.dtypes["message_count"]) == "Int64" and str(frame.dtypes["id"]) == "string"

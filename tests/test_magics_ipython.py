@@ -338,3 +338,14 @@ def test_list_has_snake_case_columns_and_datetimes_even_when_empty(shell: Any, t
         empty.dtypes["modified"]
     ).startswith("datetime64")
     assert str(frame.dtypes["message_count"]) == "Int64" and str(frame.dtypes["id"]) == "string"
+
+
+def test_completion_on_the_first_line_of_a_cell(shell: Any) -> None:
+    from IPython.core.completer import provisionalcompleter
+
+    cell = "%%pi --model openai/gpt-4\nread notes.txt"
+    with provisionalcompleter():
+        found = [c.text for c in shell.Completer.completions(cell, len("%%pi --model openai/gpt-4"))]
+        in_body = [c.text for c in shell.Completer.completions(cell, len(cell))]
+    assert "openai/gpt-4o" in found
+    assert "openai/gpt-4o" not in in_body  # the prompt itself is not a magic line

@@ -349,3 +349,46 @@ def test_completion_on_the_first_line_of_a_cell(shell: Any) -> None:
         in_body = [c.text for c in shell.Completer.completions(cell, len(cell))]
     assert "openai/gpt-4o" in found
     assert "openai/gpt-4o" not in in_body  # the prompt itself is not a magic line
+
+
+# -- the same through a real kernel (what Jupyter's front ends ask) --------------------------------------
+
+
+def test_a_real_kernel_completes_inspects_and_refuses_in_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("jupyter_client")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import run_notebooks
+
+    km = run_notebooks._kernel_manager(str(tmp_path))
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    env.pop("JPY_PARENT_PID", None)
+    km.start_kernel(env=env, cwd=str(tmp_path))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        assert kc.execute_interactive("%load_ext pi_nb", timeout=60)["content"]["status"] == "ok"
+
+        def complete(code: str) -> list[str]:
+            return list(kc.complete(code, len(code), reply=True, timeout=30)["content"]["matches"])
+
+        assert "navigate" in complete("%pi navi")
+        assert "openai/gpt-4o" in complete("%%pi --model openai/gpt-4")
+        assert "--summarize" in complete("%pi navigate x --summ")
+        info = kc.inspect("%pi", 3, detail_level=0, reply=True, timeout=30)["content"]
+        assert info["found"] and "--instructions" in info["data"]["text/plain"]
+
+        streams: list[str] = []
+        reply = kc.execute_interactive(
+            "%pi tree --bogus",
+            timeout=60,
+            output_hook=lambda m: (
+                streams.append(m["content"].get("text", "")) if m["header"]["msg_type"] == "stream" else None
+            ),
+        )
+        assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "UsageError"
+        shown = "".join(streams).strip()
+        assert shown == "UsageError: %pi tree: unrecognized arguments: --bogus (see %pi tree --help)", shown
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

@@ -148,6 +148,11 @@ class ModelSpec:
     cost: ModelCost = field(default_factory=ModelCost)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
+    def __post_init__(self) -> None:
+        from pi_nb.providers.base import validate_model_limits
+
+        validate_model_limits(self.context_window, self.max_tokens, f"{self.provider}/{self.id}")
+
     @property
     def key(self) -> str:
         """``"provider/id"``, the spec :func:`pi_nb.get_model` takes."""

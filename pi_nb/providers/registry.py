@@ -29,6 +29,7 @@ protocol (``api="openai-completions"`` for an OpenAI model over Chat Completions
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -37,6 +38,7 @@ from pi_nb.errors import ProviderError
 from pi_nb.providers.base import Model
 from pi_nb.providers.catalog import (
     ModelSpec,
+    calculate_cost,
     UnknownModelError,
     close_model_ids,
     find_model,
@@ -148,6 +150,13 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
         )
         if not env_base:
             kwargs["base_url"] = known.base_url
+        # usage.cost of every answer, as pi-ai's providers compute it (the catalog's prices)
+        kwargs["cost_function"] = functools.partial(calculate_cost, known)
+        if api == "openai-responses":
+            level_map = known.raw.get("thinkingLevelMap")
+            if isinstance(level_map, dict):
+                kwargs["thinking_level_map"] = level_map
+            kwargs["supports_strict_mode"] = bool((known.raw.get("compat") or {}).get("supportsStrictMode"))
     elif provider in list_providers():
         if "context_window" not in overrides:
             close = close_model_ids(provider, model_id)

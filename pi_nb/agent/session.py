@@ -298,7 +298,7 @@ class AgentSession:
             session_manager.append_thinking_level_change(level)
 
     def _resolve_project_trust(self, ask: Callable[[Any], Any] | None) -> bool:
-        """Pi's resolution order (spec §3): no project resources -> trusted; ``project_trust`` hooks;
+        """Pi's resolution order: no project resources -> trusted; ``project_trust`` hooks;
         the saved decision; ``defaultProjectTrust`` from the global settings; then ``ask`` (a
         callable given the :class:`~pi_nb.resources.trust.TrustPrompt`), and with no way to ask,
         untrusted."""
@@ -933,7 +933,7 @@ class AgentSession:
         replace_instructions: bool | None = None,
         label: str | None = None,
     ) -> NavigateTreeResult:
-        """Move to another point of the tree, optionally summarising the branch left behind (spec §9.3)."""
+        """Move to another point of the tree, optionally summarising the branch left behind."""
         if self.is_streaming:
             raise AgentError(STREAMING_NAVIGATE_ERROR)
         old_leaf = self.session_manager.get_leaf_id()

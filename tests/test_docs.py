@@ -27,7 +27,18 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("mkdocstrings")
     out = tmp_path_factory.mktemp("site")
     result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"), "-d", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-q",
+            "-f",
+            str(ROOT / "mkdocs.yml"),
+            "-d",
+            str(out),
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,

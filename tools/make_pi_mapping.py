@@ -57,8 +57,19 @@ def rows() -> list[tuple[str, str, str, str]]:
         module = getattr(getattr(pi_nb, name), "__module__", None) or ""
         if not module.startswith("pi_nb"):
             module = next(
-                m for m in ("pi_nb.truncation", "pi_nb.session", "pi_nb.compaction", "pi_nb.resources", "pi_nb.tools",
-                            "pi_nb.system_prompt", "pi_nb.messages", "pi_nb.tokens", "pi_nb.providers", "pi_nb.agent")
+                m
+                for m in (
+                    "pi_nb.truncation",
+                    "pi_nb.session",
+                    "pi_nb.compaction",
+                    "pi_nb.resources",
+                    "pi_nb.tools",
+                    "pi_nb.system_prompt",
+                    "pi_nb.messages",
+                    "pi_nb.tokens",
+                    "pi_nb.providers",
+                    "pi_nb.agent",
+                )
                 if name in getattr(__import__(m, fromlist=["x"]), "__all__", ())
             )
         out.append((exports[pi_name], pi_name, name, module))
@@ -66,7 +77,10 @@ def rows() -> list[tuple[str, str, str, str]]:
 
 
 def main() -> int:
-    table = ["| Pi 0.85.0 (package/module) | Pi name | pi_nb name | pi_nb module |", "| --- | --- | --- | --- |"]
+    table = [
+        "| Pi 0.85.0 (package/module) | Pi name | pi_nb name | pi_nb module |",
+        "| --- | --- | --- | --- |",
+    ]
     table += [f"| `{where}` | `{pi}` | `{py}` | `{mod}` |" for where, pi, py, mod in rows()]
     text = PAGE.read_text(encoding="utf-8")
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)

@@ -38,8 +38,8 @@ from pi_nb.errors import ProviderError
 from pi_nb.providers.base import Model
 from pi_nb.providers.catalog import (
     ModelSpec,
-    calculate_cost,
     UnknownModelError,
+    calculate_cost,
     close_model_ids,
     find_model,
     list_models,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pi_nb.errors import AgentError
+from pi_nb.messages import block_text
 from pi_nb.truncation import format_size
 
 __all__ = ["TurnFailedError", "TurnResult", "TurnView"]
@@ -36,9 +37,7 @@ def _esc(text: object) -> str:
 
 
 def _text_of(content: Any, kind: str = "text") -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(b.get(kind, "") for b in content or [] if b.get("type") == kind)
+    return block_text(content, "", kind=kind)
 
 
 def _cap(text: str, limit: int) -> str:

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_nb._js import js_stringify
+from pi_nb.messages import block_text
 from pi_nb.providers.base import (
     AssistantMessageEvent,
     Context,
@@ -189,14 +190,7 @@ def plan_actions(text: str, tools: Iterable[str]) -> list[PlannedAction]:
 
 
 def _text_of(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or []:
-        if block.get("type") == "text":
-            parts.append(block.get("text", ""))
-    return "".join(parts)
+    return block_text(message.get("content"), "")
 
 
 def _request_text(context: Context) -> str:

@@ -321,7 +321,14 @@ def build_session_context(
     ``None`` (JS ``null``) -> an empty context. See the module docstring for the rules.
     O(len(entries)); pass ``by_id`` (from :func:`build_entry_index`) to skip re-indexing.
     """
-    path = _build_session_path(entries, leaf_id, by_id)
+    return context_from_path(_build_session_path(entries, leaf_id, by_id))
+
+
+def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
+    """The :class:`SessionContext` of an already walked root -> leaf ``path`` (what
+    :func:`build_session_context` does after the walk; a caller that keeps the path of its leaf
+    across appends, like :class:`~pi_nb.session.manager.SessionManager`, skips the walk)."""
+    path = path if isinstance(path, list) else list(path)
     thinking_level, model = _context_settings(path)
     messages: list[Any] = []
     append = messages.append

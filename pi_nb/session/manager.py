@@ -504,12 +504,14 @@ class SessionManager:
         self._loaded_lines = contents.line_count
         # index and migrate in memory, check the tree, and only then touch the file
         needs_rewrite = self._load_entries(contents.entries, checked=True, defer_rewrite=True)
+        migrated = self._file_entries  # (a repair below replaces entries in memory only)
         structural = self._check_structure()
         self.load_problems.extend(structural)
         if self._strict and structural:
             self._raise_corrupt(structural)
         if needs_rewrite:
-            self._rewrite_file(backup=True)
+            data = b"".join(serialize_entry(e) for e in migrated)
+            self.backup_path = rewrite_file_atomic(self._session_file, data, backup=True)
         if not contents.ends_with_newline:
             ensure_trailing_newline(self._session_file, lock_timeout=self._lock_timeout)
         self._flushed = True
@@ -560,14 +562,13 @@ class SessionManager:
                             js_stringify(entry)[:120],
                         )
                     )
+        if self._repair:  # every loop in the file, on the leaf's path or not
+            problems.extend(self._break_loops())
+            self._path_cache = None
         try:
             self._leaf_path()
         except EntryCycleError as exc:
-            if not self._repair:
-                raise self._cycle_error(exc) from None
-            problems.extend(self._break_loops())
-            self._path_cache = None
-            self._leaf_path()
+            raise self._cycle_error(exc) from None
         return problems
 
     def _loop_from(self, start: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -38,9 +38,6 @@ be done, and retrying the same call will not help without a change.
     │   └── MissingDependencyError        an optional extra (openai, anthropic, dask) is not installed
     ├── AgentError                        misuse of the agent loop or AgentSession
     └── NotebookError                     a notebook view, frame or budget got input it cannot show
-
-One warning class: ``SessionFileWarning`` (a listing skipped a ``*.jsonl`` path that is not a
-readable regular file).
 """
 
 from __future__ import annotations
@@ -68,7 +65,6 @@ __all__ = [
     "SessionError",
     "SessionFileCorruptError",
     "SessionFileTypeError",
-    "SessionFileWarning",
     "SessionLockedError",
     "SessionWriteError",
     "SettingsFileError",
@@ -144,11 +140,6 @@ class SessionFileTypeError(InvalidSessionFileError):
         super().__init__(message)
         self.path = path
         self.kind = kind
-
-
-class SessionFileWarning(UserWarning):
-    """A warning (not an error): listing sessions skipped a ``*.jsonl`` path that is not a regular
-    file (a FIFO, a directory, a device) or could not be read; the message names the path."""
 
 
 class SessionWriteError(SessionError, OSError):

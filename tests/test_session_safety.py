@@ -26,10 +26,9 @@ from pi_nb.errors import (
     EntryCycleError,
     SessionError,
     SessionFileTypeError,
-    SessionFileWarning,
     SessionWriteError,
 )
-from pi_nb.session.jsonl import read_session_file, read_session_header
+from pi_nb.session.jsonl import SessionFileWarning, read_session_file, read_session_header
 from pi_nb.session.paths import find_most_recent_session, list_all_sessions, list_sessions
 
 ROOT = Path(__file__).resolve().parents[1]

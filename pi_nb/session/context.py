@@ -110,24 +110,28 @@ def _walk_to_root(leaf: Mapping[str, Any], index: EntryIndex) -> list[Mapping[st
     path: list[Mapping[str, Any]] = []
     append = path.append
     get = index.get
-    # without a loop, a path holds at most every indexed entry plus the leaf
-    steps_left = len(index) + 1
     current: Mapping[str, Any] | None = leaf
-    while current is not None:
-        append(current)
-        steps_left -= 1
-        if steps_left < 0:
-            raise EntryCycleError(
-                f"Entry {leaf.get('id')} has a parentId chain that loops "
-                f"(Pi's buildSessionPath never ends on it: RangeError: Invalid array length)"
-            )
-        parent_id = current.get("parentId")
+    # without a loop, a path holds at most every indexed entry plus the leaf
+    for _ in range(len(index) + 1):
+        append(current)  # type: ignore[arg-type]
+        parent_id = current.get("parentId")  # type: ignore[union-attr]
         if type(parent_id) is str:  # the common case, kept fast: "" is falsy, the walk stops
-            current = get(parent_id) if parent_id else None
-            if current is not None and type(current) is not dict:
+            if not parent_id:
+                break
+            current = get(parent_id)
+            if current is None:
+                break
+            if type(current) is not dict:
                 _check_entry(current)
         else:
             current = _lookup(index, parent_id) if _truthy(parent_id) else None
+            if current is None:
+                break
+    else:
+        raise EntryCycleError(
+            f"Entry {leaf.get('id')} has a parentId chain that loops "
+            f"(Pi's buildSessionPath never ends on it: RangeError: Invalid array length)"
+        )
     path.reverse()
     return path
 
@@ -244,24 +248,36 @@ def _strict_eq(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+def _first_index_of(path: list[Mapping[str, Any]], stop: int, wanted: Any) -> int:
+    """The first ``i < stop`` with ``path[i].id === wanted`` (JavaScript's strict equality), or -1."""
+    if type(wanted) is str:  # ids are strings: list.index compares in C (a str equals only a str)
+        ids = [e.get("id") for e in path[:stop]]
+        try:
+            return ids.index(wanted)
+        except ValueError:
+            return -1
+    return next((i for i in range(stop) if _strict_eq(path[i].get("id", UNDEFINED), wanted)), -1)
+
+
 def _context_entries_from_path(path: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    compaction: Mapping[str, Any] | None = None
-    for entry in path:
-        if entry.get("type") == "compaction":
-            compaction = entry
-    if compaction is None:
+    last = -1
+    for i in range(len(path) - 1, -1, -1):
+        if path[i].get("type") == "compaction":
+            last = i
+            break
+    if last < 0:
         return path
+    compaction = path[last]
     # Pi looks the compaction up again by id (findIndex); the first path entry with that id.
     comp_id = compaction.get("id", UNDEFINED)
-    compaction_idx = next((i for i, e in enumerate(path) if _strict_eq(e.get("id", UNDEFINED), comp_id)), -1)
+    compaction_idx = _first_index_of(path, last + 1, comp_id)
     if compaction_idx < 0:
         return path
     first_kept = compaction.get("firstKeptEntryId", UNDEFINED)
     out: list[Mapping[str, Any]] = [compaction]
-    for i in range(compaction_idx):
-        if _strict_eq(path[i].get("id", UNDEFINED), first_kept):
-            out.extend(path[i:compaction_idx])
-            break
+    kept = _first_index_of(path, compaction_idx, first_kept)
+    if kept >= 0:
+        out.extend(path[kept:compaction_idx])
     out.extend(path[compaction_idx + 1 :])
     return out
 
@@ -287,11 +303,7 @@ def _context_settings(path: list[Mapping[str, Any]]) -> tuple[Any, dict[str, Any
     model: dict[str, Any] | None = None
     for entry in path:
         etype = entry.get("type")
-        if etype == "thinking_level_change":
-            thinking_level = entry.get("thinkingLevel", UNDEFINED)
-        elif etype == "model_change":
-            model = _pick(entry, "provider", "modelId")
-        elif etype == "message":
+        if etype == "message":  # most entries: tested first
             message = entry.get("message")
             if type(message) is not dict and not isinstance(message, Mapping):
                 raise InvalidEntryError(
@@ -303,6 +315,10 @@ def _context_settings(path: list[Mapping[str, Any]]) -> tuple[Any, dict[str, Any
                     model["provider"] = message["provider"]
                 if "model" in message:
                     model["modelId"] = message["model"]
+        elif etype == "thinking_level_change":
+            thinking_level = entry.get("thinkingLevel", UNDEFINED)
+        elif etype == "model_change":
+            model = _pick(entry, "provider", "modelId")
     return thinking_level, model
 
 

@@ -228,7 +228,7 @@ def build_session_info(path: str) -> SessionInfo | None:
     """Read one session file for listing; ``None`` when it is not a session (or unreadable).
 
     A ``*.jsonl`` path that is not a regular file (a FIFO, a directory, a device, or a symlink to
-    one) is never opened for reading: ``None`` with a :class:`~pi_nb.errors.SessionFileWarning`."""
+    one) is never opened for reading: ```None`` with a :class:`~pi_nb.session.jsonl.SessionFileWarning`."""
     try:
         f = open_session_for_read(path)
     except SessionFileTypeError as exc:

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tests" / "golden"))
 sys.path.insert(0, str(ROOT.parent / "shared" / "pi-oracle"))
 
 MB = 1024 * 1024
-GROUPS = ("truncation", "stream", "session", "compaction", "budget", "tree", "turn")
+GROUPS = ("truncation", "stream", "session", "compaction", "budget", "tree", "turn", "skills")
 
 SIZES = {
     # group: (small default, --full)
@@ -52,6 +52,7 @@ SIZES = {
     "budget_entries": (10_000, 10_000),  # the target is defined at 10,000 entries: always that size
     "tree_entries": (10_000, 10_000),
     "turns": (10, 20),
+    "skills": (200, 500),
 }
 
 
@@ -423,6 +424,33 @@ def group_turn(turns: int, pi: bool) -> list[dict[str, Any]]:
     ]
 
 
+def group_skills(skills: int, pi: bool) -> list[dict[str, Any]]:
+    bk = load("skills")
+    r = bk.run(skills, 4 * skills, pi)
+    p = r["pi"]
+    size = f"{skills} skills, {4 * skills} other files"
+    rows = []
+    for kind, what in (
+        ("cold", "first load (every SKILL.md parsed)"),
+        ("warm", "reload (parse cached by file stat)"),
+    ):
+        pi_secs = p[f"{kind}_s"] if isinstance(p, dict) else None
+        rows.append(
+            row(
+                "skills",
+                f"load_skills_from_dir, {what}",
+                size,
+                r[f"{kind}_s"],
+                "-",
+                pi_secs,
+                "<= Pi",
+                faster(r[f"{kind}_s"], pi_secs),
+                "" if isinstance(p, dict) or not pi else f"Pi {p}",
+            )
+        )
+    return rows
+
+
 def run_group(name: str, full: bool, pi: bool) -> list[dict[str, Any]]:
     i = 1 if full else 0
     if name == "truncation":
@@ -439,6 +467,8 @@ def run_group(name: str, full: bool, pi: bool) -> list[dict[str, Any]]:
         return group_tree(SIZES["tree_entries"][i], pi)
     if name == "turn":
         return group_turn(SIZES["turns"][i], pi)
+    if name == "skills":
+        return group_skills(SIZES["skills"][i], pi)
     raise SystemExit(f"unknown group {name!r}; known: {', '.join(GROUPS)}")
 
 

@@ -174,6 +174,7 @@ def pythonpath() -> str:
     extra = os.environ.get("PYTHONPATH")
     return str(ROOT) + (os.pathsep + extra if extra else "")
 
+
 NODE_PI = r"""
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
@@ -255,7 +256,9 @@ def main() -> None:
         rows.append(("pi_nb open + build_session_context", mine["open_s"], mine["context_s"],
                      (mine["peak_rss"] - mine["base_rss"]) / MB, "above interpreter"))  # fmt: skip
 
-        alloc = run_json([sys.executable, "-c", PY_PI_NB_ALLOC, str(path)], {**os.environ, "PYTHONPATH": pythonpath()})
+        alloc = run_json(
+            [sys.executable, "-c", PY_PI_NB_ALLOC, str(path)], {**os.environ, "PYTHONPATH": pythonpath()}
+        )
         print(f"parser: {mine['parser']}; Python allocations held after open + context: "
               f"{alloc['held'] / MB:.0f} MB ({alloc['held'] / alloc['entries']:,.0f} bytes per entry), "
               f"peak {alloc['peak'] / MB:.0f} MB (tracemalloc)")  # fmt: skip

@@ -101,7 +101,7 @@ def test_special_file_as_session_path_is_refused_by_name(kind: str, tmp_path: Pa
     mode = _mode(path)
     was_link = path.is_symlink()
     try:
-        with pytest.raises(SessionFileTypeError, match="evil.jsonl") as info:
+        with pytest.raises(SessionFileTypeError, match=r"evil\.jsonl") as info:
             SessionManager.open(str(path))
         assert "not a regular file" in str(info.value)
         assert info.value.path == str(path)
@@ -127,14 +127,14 @@ def test_listing_skips_special_files_with_a_warning(kind: str, tmp_path: Path) -
     path = tmp_path / "evil.jsonl"
     keep = _make_special(kind, path)
     try:
-        with pytest.warns(SessionFileWarning, match="evil.jsonl"):
+        with pytest.warns(SessionFileWarning, match=r"evil\.jsonl"):
             found = list_all_sessions(str(tmp_path))
         assert [s.path for s in found] == [good]
-        with pytest.warns(SessionFileWarning, match="evil.jsonl"):
+        with pytest.warns(SessionFileWarning, match=r"evil\.jsonl"):
             assert [s.path for s in list_sessions(CWD, str(tmp_path))] == [good]
-        with pytest.warns(SessionFileWarning, match="evil.jsonl"):
+        with pytest.warns(SessionFileWarning, match=r"evil\.jsonl"):
             assert find_most_recent_session(str(tmp_path)) == good
-        with pytest.warns(SessionFileWarning, match="evil.jsonl"):
+        with pytest.warns(SessionFileWarning, match=r"evil\.jsonl"):
             sm = SessionManager.continue_recent(CWD, str(tmp_path))
         assert sm.get_session_file() == good
     finally:
@@ -271,7 +271,11 @@ print(json.dumps(out))
 def _child(mode: str, path: str, prefix: tuple[str, ...] = ()) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [*prefix, sys.executable, "-c", _CHILD, mode, path], capture_output=True, text=True, env=env, timeout=120
+        [*prefix, sys.executable, "-c", _CHILD, mode, path],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -369,12 +373,36 @@ def test_damaged_tree_opens_like_pi_or_fails_by_file_and_line(case: dict[str, An
 
 
 def test_cycle_off_the_leaf_path_opens_and_names_lines_when_reached(tmp_path: Path) -> None:
-    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/t"}
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "s",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": "/t",
+    }
     rows = [
         header,
-        {"type": "custom", "customType": "x", "id": "x", "parentId": "y", "timestamp": "2026-01-01T00:00:01Z"},
-        {"type": "custom", "customType": "y", "id": "y", "parentId": "x", "timestamp": "2026-01-01T00:00:01Z"},
-        {"type": "message", "id": "m", "parentId": None, "timestamp": "2026-01-01T00:00:02Z", "message": _user("ok")},
+        {
+            "type": "custom",
+            "customType": "x",
+            "id": "x",
+            "parentId": "y",
+            "timestamp": "2026-01-01T00:00:01Z",
+        },
+        {
+            "type": "custom",
+            "customType": "y",
+            "id": "y",
+            "parentId": "x",
+            "timestamp": "2026-01-01T00:00:01Z",
+        },
+        {
+            "type": "message",
+            "id": "m",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:02Z",
+            "message": _user("ok"),
+        },
     ]
     path = tmp_path / "off.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -391,8 +419,20 @@ def test_cycle_off_the_leaf_path_opens_and_names_lines_when_reached(tmp_path: Pa
 
 
 def test_line_numbers_count_skipped_lines(tmp_path: Path) -> None:
-    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/t"}
-    loop = {"type": "message", "id": "b", "parentId": "b", "timestamp": "2026-01-01T00:00:02Z", "message": _user("b")}
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "s",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": "/t",
+    }
+    loop = {
+        "type": "message",
+        "id": "b",
+        "parentId": "b",
+        "timestamp": "2026-01-01T00:00:02Z",
+        "message": _user("b"),
+    }
     path = tmp_path / "skips.jsonl"
     path.write_text(json.dumps(header) + "\n\nnot json\n" + json.dumps(loop) + "\n")
     with pytest.raises(EntryCycleError) as info:

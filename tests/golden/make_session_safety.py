@@ -41,7 +41,12 @@ def msg(eid: Any, parent: Any, text: str, **omit: bool) -> dict[str, Any]:
 
 
 CASES: dict[str, list[dict[str, Any]]] = {
-    "leaf_without_id": [HEADER, msg("a", None, "one"), msg("b", "a", "two"), msg(None, "b", "three", no_id=True)],
+    "leaf_without_id": [
+        HEADER,
+        msg("a", None, "one"),
+        msg("b", "a", "two"),
+        msg(None, "b", "three", no_id=True),
+    ],
     "leaf_without_id_or_parent": [
         HEADER,
         msg("a", None, "one"),
@@ -61,7 +66,12 @@ CASES: dict[str, list[dict[str, Any]]] = {
         msg("c", "b", "three"),
         msg("b", "a", "dup-b"),
     ],
-    "duplicate_id_closing_a_loop": [HEADER, msg("a", None, "one"), msg("b", "a", "two"), msg("a", "b", "dup-a")],
+    "duplicate_id_closing_a_loop": [
+        HEADER,
+        msg("a", None, "one"),
+        msg("b", "a", "two"),
+        msg("a", "b", "dup-a"),
+    ],
     "self_parent_leaf": [HEADER, msg("a", None, "one"), msg("b", "b", "self")],
     "cycle_of_three": [HEADER, msg("a", "c", "one"), msg("b", "a", "two"), msg("c", "b", "three")],
 }

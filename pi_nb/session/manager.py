@@ -1331,9 +1331,21 @@ class SessionManager:
         self._build_index()
         if not self._persist:
             return None
+        self._flushed = False
         if self._has_assistant:
-            create_file_exclusive(new_file, self._file_bytes())
+            try:
+                create_file_exclusive(new_file, self._file_bytes())
+            except SessionError:
+                raise
+            except OSError as exc:
+                # the new session stays in memory, unwritten (no partial file: the write is
+                # atomic); the next append writes it whole, as for a session not yet flushed
+                raise SessionWriteError(
+                    f"Could not write the branched session file {new_file}: {exc.strerror or exc}. "
+                    "The branched session is in memory and is written whole with its next entry; "
+                    f"the previous file {previous_file} is unchanged",
+                    new_file,
+                    exc.errno,
+                ) from exc
             self._flushed = True
-        else:
-            self._flushed = False
         return new_file

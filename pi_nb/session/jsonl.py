@@ -320,7 +320,7 @@ def read_session_file(path: str | os.PathLike[str]) -> SessionFileContents:
             for raw in block:  # one line, without its "\n"
                 n += 1
                 value: Any
-                if fast is not None and raw[:1] == b"{":
+                if fast is not None and raw[:1] == b"{" and (len(raw) < _DEEP or _shallow(raw)):
                     try:
                         value = fast(raw)
                     except ValueError:  # orjson.JSONDecodeError: take the exact path below
@@ -472,6 +472,18 @@ class _LineReader:
     def drain(self) -> None:
         for _ in self._blocks:
             pass
+
+
+# Nesting deeper than Python's recursion limit makes the json module refuse a line (reported as
+# invalid) where orjson may accept it; a line that might be that deep (more opening brackets than
+# the limit leaves room for) skips orjson, so the outcome never depends on which parser ran. Such
+# a line needs at least _DEEP bytes, so shorter lines are not even counted.
+_MAX_FAST_OPENERS = 800
+_DEEP = 2 * _MAX_FAST_OPENERS
+
+
+def _shallow(raw: bytes) -> bool:
+    return raw.count(b"[") + raw.count(b"{") <= _MAX_FAST_OPENERS
 
 
 def _skipped(line_numbers: array[int] | None, entries: list[dict[str, Any]]) -> array[int]:

@@ -38,11 +38,18 @@ def best_of(fn: Callable[[], object], n: int = 5) -> float:
     return best
 
 
-def build(root: Path, skills: int, noise: int) -> None:
+# the most common real frontmatter: two plain lines (read by pi_nb's shortcut, no YAML parser)
+PLAIN_FRONTMATTER = (
+    "---\nname: {name}\ndescription: Use this skill when the user asks about {name}, step by step.\n---\n\n"
+    "# {name}\n\nSteps...\n"
+)
+
+
+def build(root: Path, skills: int, noise: int, frontmatter: str = FRONTMATTER) -> None:
     for i in range(skills):
         d = root / f"group{i % 20}" / f"skill-{i}"
         d.mkdir(parents=True, exist_ok=True)
-        (d / "SKILL.md").write_text(FRONTMATTER.format(name=f"skill-{i}"), encoding="utf-8")
+        (d / "SKILL.md").write_text(frontmatter.format(name=f"skill-{i}"), encoding="utf-8")
         (d / "reference.md").write_text("not read: the directory is a skill\n", encoding="utf-8")
     for i in range(noise):
         d = root / f"group{i % 20}" / "assets" / f"n{i % 50}"
@@ -71,7 +78,7 @@ process.stdout.write(JSON.stringify({ cold_s: cold, warm_s: best, skills: first.
 """
 
 
-def run(skills: int, noise: int, pi: bool) -> dict[str, object]:
+def run(skills: int, noise: int, pi: bool, frontmatter: str = FRONTMATTER) -> dict[str, object]:
     """Skill loading, cold (first load: every SKILL.md read and parsed) and warm (a reload: the
     frontmatter parse is cached by file stat), next to Pi 0.85.0's ``loadSkillsFromDir`` timed
     inside node on the same directory (Pi has no cache: its reloads parse again)."""
@@ -82,7 +89,7 @@ def run(skills: int, noise: int, pi: bool) -> dict[str, object]:
 
     with tempfile.TemporaryDirectory(prefix="pinb-bench-skills-") as tmp:
         root = Path(os.path.realpath(tmp)) / "skills"
-        build(root, skills, noise)
+        build(root, skills, noise, frontmatter)
         cold = float("inf")
         for _ in range(3):
             skills_mod.clear_frontmatter_cache()
@@ -125,19 +132,31 @@ def main() -> None:
     ap.add_argument("--pi", action="store_true", help="cold and warm loads next to Pi timed inside node")
     a = ap.parse_args()
     if a.pi:
-        r = run(a.skills, a.noise, True)
-        p = r["pi"]
-        print(f"load_skills_from_dir ({a.skills} skills, {a.noise} other files)")
-        for kind in ("cold", "warm"):
-            mine = float(r[f"{kind}_s"])  # type: ignore[arg-type]
-            theirs = p[f"{kind}_s"] if isinstance(p, dict) else None
-            ratio = f"  Pi/pi_nb {theirs / mine:.2f}x" if theirs else f"  Pi: {p}"
-            print(
-                f"  {kind:<5} pi_nb {mine * 1000:8.1f} ms"
-                + (f"  Pi {theirs * 1000:8.1f} ms" if theirs else "")
-                + ratio
-            )
+        for label, fm in (
+            ("mixed YAML frontmatter", FRONTMATTER),
+            ("plain two-line frontmatter", PLAIN_FRONTMATTER),
+        ):
+            r = run(a.skills, a.noise, True, fm)
+            _print_run(f"load_skills_from_dir ({a.skills} skills, {a.noise} other files, {label})", r)
         return
+    _main_rows(a)
+
+
+def _print_run(title: str, r: dict[str, object]) -> None:
+    p = r["pi"]
+    print(title)
+    for kind in ("cold", "warm"):
+        mine = float(r[f"{kind}_s"])  # type: ignore[arg-type]
+        theirs = p[f"{kind}_s"] if isinstance(p, dict) else None
+        ratio = f"  Pi/pi_nb {theirs / mine:.2f}x" if theirs else f"  Pi: {p}"
+        print(
+            f"  {kind:<5} pi_nb {mine * 1000:8.1f} ms"
+            + (f"  Pi {theirs * 1000:8.1f} ms" if theirs else "")
+            + ratio
+        )
+
+
+def _main_rows(a: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="pinb-bench-skills-") as tmp:
         root = Path(os.path.realpath(tmp)) / "skills"
         build(root, a.skills, a.noise)

@@ -247,6 +247,12 @@ def group_session(entries: int, pi: bool) -> list[dict[str, Any]]:
         if pi_secs is not None:
             met = secs <= 0.7 * pi_secs and mine_mem <= pi_mem
             note += f"; pi_nb/Pi time {secs / pi_secs:.2f}x, memory {mine_mem / max(pi_mem, 1):.2f}x"
+            cpu_best = min(r["cpu_s"] for r in runs)
+            pi_cpu = min(r["cpu_s"] for r in pis)
+            note += (
+                f"; CPU time (less sensitive to other load; node's counts its GC threads) "
+                f"{cpu_best:.2f} s vs Pi {pi_cpu:.2f} s = {cpu_best / pi_cpu:.2f}x"
+            )
         return [
             row(
                 "session",

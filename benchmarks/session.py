@@ -145,12 +145,14 @@ def status(key):
     for l in open("/proc/self/status"):
         if l.startswith(key): return int(l.split()[1]) * 1024
 base = status("VmRSS:")
+c = time.process_time()
 t = time.perf_counter()
 sm = pi_nb.SessionManager.open(sys.argv[1])
 t1 = time.perf_counter()
 ctx = sm.build_session_context()
 t2 = time.perf_counter()
-print(json.dumps({"open_s": t1 - t, "context_s": t2 - t1, "entries": len(sm.get_entries()),
+cpu = time.process_time() - c
+print(json.dumps({"open_s": t1 - t, "context_s": t2 - t1, "cpu_s": cpu, "entries": len(sm.get_entries()),
                   "messages": len(ctx.messages), "problems": len(sm.load_problems),
                   "peak_rss": status("VmHWM:"), "base_rss": base,
                   "parser": "orjson" if jsonl._orjson_loads is not None else "json"}))
@@ -181,12 +183,15 @@ import { join } from "node:path";
 const home = process.env.PI_ORACLE_HOME;
 const { SessionManager } = await import(pathToFileURL(join(home, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js")).href);
 const base = process.memoryUsage().rss;
+const c0 = process.cpuUsage();
 const t0 = performance.now();
 const sm = SessionManager.open(process.argv[2]);
 const t1 = performance.now();
 const ctx = sm.buildSessionContext();
 const t2 = performance.now();
+const c1 = process.cpuUsage(c0);
 process.stdout.write(JSON.stringify({ open_s: (t1 - t0) / 1000, context_s: (t2 - t1) / 1000,
+  cpu_s: (c1.user + c1.system) / 1e6,
   entries: sm.getEntries().length, messages: ctx.messages.length,
   peak_rss: process.resourceUsage().maxRSS * 1024, base_rss: base }));
 """

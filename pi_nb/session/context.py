@@ -304,7 +304,9 @@ def _plain(path: Sequence[Mapping[str, Any]]) -> bool:
     return not path or set(map(type, path)) == {dict}
 
 
-def _context_entries_from_path(path: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def _context_entries_from_path(
+    path: list[Mapping[str, Any]], plain: bool | None = None
+) -> list[Mapping[str, Any]]:
     last = -1
     for i in range(len(path) - 1, -1, -1):
         if path[i].get("type") == "compaction":
@@ -315,8 +317,10 @@ def _context_entries_from_path(path: list[Mapping[str, Any]]) -> list[Mapping[st
     compaction = path[last]
     # Pi looks the compaction up again by id (findIndex); the first path entry with that id.
     comp_id = compaction.get("id", UNDEFINED)
-    plain = cast(list[dict[str, Any]], path)
-    ids = list(map(dict.get, plain[: last + 1], repeat("id"))) if _plain(path) else None
+    dicts = cast(list[dict[str, Any]], path)
+    if plain is None:
+        plain = _plain(path)
+    ids = list(map(dict.get, dicts[: last + 1], repeat("id"))) if plain else None
     compaction_idx = _first_index_of(path, last + 1, comp_id, ids)
     if compaction_idx < 0:
         return path
@@ -352,12 +356,14 @@ def _last_index(items: list[Any], value: str) -> int:
         return -1
 
 
-def _context_settings(path: list[Mapping[str, Any]]) -> tuple[Any, dict[str, Any] | None]:
+def _context_settings(
+    path: list[Mapping[str, Any]], plain: bool | None = None
+) -> tuple[Any, dict[str, Any] | None]:
     """Thinking level and model of a path: the last ``thinking_level_change``, and the last of
     ``model_change`` / assistant message. For plain dicts the scan runs in C (types mapped out
     once, the last of each found by index); anything unusual takes the entry-by-entry loop, which
     raises where Pi throws."""
-    if not path or not _plain(path):
+    if not path or not (_plain(path) if plain is None else plain):
         return _context_settings_loop(path)
     dicts = cast(list[dict[str, Any]], path)
     types = list(map(dict.get, dicts, repeat("type")))
@@ -432,15 +438,18 @@ def build_session_context(
     return context_from_path(_build_session_path(entries, leaf_id, by_id))
 
 
-def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
+def context_from_path(path: Sequence[Mapping[str, Any]], plain: bool | None = None) -> SessionContext:
     """The :class:`SessionContext` of an already walked root -> leaf ``path`` (what
     :func:`build_session_context` does after the walk; a caller that keeps the path of its leaf
-    across appends, like :class:`~pi_nb.session.manager.SessionManager`, skips the walk)."""
+    across appends, like :class:`~pi_nb.session.manager.SessionManager`, skips the walk).
+    ``plain``: the caller knows every entry is a plain ``dict`` (``None``: checked here)."""
     path = path if isinstance(path, list) else list(path)
-    thinking_level, model = _context_settings(path)
+    if plain is None:
+        plain = _plain(path)
+    thinking_level, model = _context_settings(path, plain)
     messages: list[Any] = []
     append = messages.append
-    for entry in _context_entries_from_path(path):
+    for entry in _context_entries_from_path(path, plain):
         if entry.get("type") == "message":
             message = entry.get("message")
             if type(message) is dict and message.get("content") is not None:

@@ -263,6 +263,8 @@ class SessionManager:
         self._loaded_lines = 0
         # the root -> leaf path, kept while appends extend it (see _leaf_path)
         self._path_cache: tuple[Any, list[dict[str, Any]]] | None = None
+        # every entry is a plain dict (set by _build_index; appended entries are dicts too)
+        self._plain = True
         self.load_problems: list[LoadProblem] = []
         self.backup_path: str | None = None
         if persist and self._session_dir and not os.path.exists(self._session_dir):
@@ -740,6 +742,7 @@ class SessionManager:
         file_entries = self._file_entries
         # (for plain dicts, dict.get is mapped over the list in C; no Python loop per entry)
         plain = set(map(type, file_entries)) <= {dict}
+        self._plain = plain
         if plain:
             types = list(map(dict.get, file_entries, repeat("type")))
             entries = list(compress(file_entries, map(ne, types, repeat("session"))))
@@ -1118,14 +1121,16 @@ class SessionManager:
         """The compaction-aware entries behind :meth:`build_session_context`."""
         with gc_paused():
             path = self._checked_leaf_path()
-            out = _context_entries_from_path(cast(list[Mapping[str, Any]], path))
+            out = _context_entries_from_path(
+                cast(list[Mapping[str, Any]], path), True if self._plain else None
+            )
             return cast(list[SessionEntry], list(out) if out is path else out)
 
     @_synchronized
     def build_session_context(self) -> SessionContext:
         """What the LLM sees at the current leaf: messages, thinking level, model."""
         with gc_paused():  # builds one dict per message; see jsonl.gc_paused
-            return context_from_path(self._checked_leaf_path())
+            return context_from_path(self._checked_leaf_path(), True if self._plain else None)
 
     @_synchronized
     def get_entries(self) -> list[SessionEntry]:

@@ -412,6 +412,10 @@ def test_cycle_off_the_leaf_path_opens_and_names_lines_when_reached(tmp_path: Pa
     with pytest.raises(EntryCycleError) as info:
         sm.build_session_context()
     assert str(path) in str(info.value) and info.value.lines == (2, 3)
+    sm.branch("m")
+    with pytest.raises(EntryCycleError) as from_y:
+        sm.get_branch("y")  # not the leaf: the error still names the file and the loop's lines
+    assert str(path) in str(from_y.value) and from_y.value.lines == (2, 3)
     repaired = SessionManager.open(str(path), repair=True)
     assert sorted(p.line_number for p in repaired.load_problems) == [3]  # y -> x closes it
     repaired.branch("x")

@@ -587,10 +587,12 @@ class SessionManager:
             current = _lookup(self._by_id, parent_id) if _truthy(parent_id) else None
         return chain[seen[id(current)] :] if current is not None else []
 
-    def _cycle_error(self, exc: EntryCycleError) -> EntryCycleError:
-        """The same error, naming the file and the lines of the loop."""
+    def _cycle_error(self, exc: EntryCycleError, from_id: Any = UNDEFINED) -> EntryCycleError:
+        """The same error, naming the file and the lines of the loop (the walk from ``from_id``,
+        by default from the leaf)."""
         path = self._session_file if self._persist else None
-        leaf = self._by_id.get(self._leaf_id) if _truthy(self._leaf_id) else None
+        key = self._leaf_id if from_id is UNDEFINED else from_id
+        leaf = _lookup(self._by_id, key) if _truthy(key) else None
         start = leaf if leaf is not None else (self._entries[-1] if self._entries else None)
         loop = self._loop_from(start) if start is not None else []
         if not loop or path is None:
@@ -1114,7 +1116,7 @@ class SessionManager:
         try:
             return get_branch_entries(self._entries, cast(str | None, start), self._by_id)
         except EntryCycleError as exc:
-            raise self._cycle_error(exc) from None
+            raise self._cycle_error(exc, start) from None
 
     @_synchronized
     def build_context_entries(self) -> list[SessionEntry]:

@@ -20,7 +20,6 @@ from pi_nb import (
     LoadProblem,
     parse_session_entries,
     read_session_file,
-    read_session_header,
 )
 from pi_nb._js import js_stringify
 from pi_nb.errors import SessionError
@@ -28,6 +27,7 @@ from pi_nb.session.jsonl import (
     append_to_file,
     create_file_exclusive,
     ensure_trailing_newline,
+    read_session_header,
     rewrite_file_atomic,
     serialize_entry,
 )

@@ -9,7 +9,7 @@ What the projection does, in Pi's words and with its surprises:
 
 * The path is found by walking ``parentId`` links from the leaf to a root. The walk stops at a
   ``null``/empty parent *or at a parent id that is not in the session* (an orphan starts its own
-  path). ``leaf_id=None`` (JS ``null``) means "before the first entry": an empty context. An
+  path). ``leaf_id=NO_LEAF`` (JS ``null``) means "before the first entry": an empty context. An
   omitted, empty or unknown ``leaf_id`` falls back to the *last entry of the list*, not to an error.
 * Thinking level and model come from the whole path, including entries a compaction removed from
   the messages: the last ``thinking_level_change`` (default ``"off"``), and the last
@@ -40,6 +40,7 @@ from pi_nb.messages import (
     create_custom_message,
 )
 from pi_nb.session.types import CompactionEntry, SessionEntry
+from pi_nb.undefined import NoLeaf
 
 __all__ = [
     "SessionContext",
@@ -333,19 +334,32 @@ def _context_entries_from_path(
     return out
 
 
+def _pi_leaf(leaf_id: object) -> Any:
+    """A public ``leaf_id`` in the internal spelling: ``None``/omitted -> JS ``undefined``,
+    :data:`~pi_nb.undefined.NO_LEAF` -> JS ``null`` (``None`` inside this module)."""
+    if leaf_id is None:
+        return UNDEFINED
+    if isinstance(leaf_id, NoLeaf):
+        return None
+    return leaf_id
+
+
 def build_context_entries(
     entries: Sequence[Mapping[str, Any]],
-    leaf_id: str | Undefined | None = UNDEFINED,
+    leaf_id: str | Undefined | NoLeaf | None = None,
     by_id: EntryIndex | None = None,
 ) -> list[SessionEntry]:
     """``buildContextEntries(entries, leafId?)``: the entries whose messages form the context.
+
+    ``leaf_id`` as in :func:`build_session_context` (``None`` or omitted: the last entry;
+    :data:`~pi_nb.NO_LEAF`: Pi's ``null``, nothing).
 
     No compaction on the path -> the whole root -> leaf path. Otherwise, with ``C`` the latest
     compaction on the path: ``[C]``, then the path entries before ``C`` from the one whose id is
     ``C.firstKeptEntryId`` on (none if it is not there), then every entry after ``C``. The entries
     are the input objects themselves.
     """
-    path = _build_session_path(entries, leaf_id, by_id)
+    path = _build_session_path(entries, _pi_leaf(leaf_id), by_id)
     return cast(list[SessionEntry], _context_entries_from_path(path))
 
 
@@ -426,16 +440,17 @@ def _pick(src: Mapping[str, Any], *keys: str) -> dict[str, Any]:
 
 def build_session_context(
     entries: Sequence[Mapping[str, Any]],
-    leaf_id: str | Undefined | None = UNDEFINED,
+    leaf_id: str | Undefined | NoLeaf | None = None,
     by_id: EntryIndex | None = None,
 ) -> SessionContext:
     """``buildSessionContext(entries, leafId?)``: messages, thinking level and model for a leaf.
 
-    ``leaf_id`` omitted (JS ``undefined``), empty or unknown -> the last entry of ``entries``;
-    ``None`` (JS ``null``) -> an empty context. See the module docstring for the rules.
-    O(len(entries)); pass ``by_id`` (from :func:`build_entry_index`) to skip re-indexing.
+    ``leaf_id`` omitted or ``None`` (JS ``undefined``), empty or unknown -> the last entry of
+    ``entries``; :data:`~pi_nb.NO_LEAF` (JS ``null``, "before the first entry") -> an empty context.
+    See the module docstring for the rules. O(len(entries)); pass ``by_id`` (from
+    ``build_entry_index``) to skip re-indexing.
     """
-    return context_from_path(_build_session_path(entries, leaf_id, by_id))
+    return context_from_path(_build_session_path(entries, _pi_leaf(leaf_id), by_id))
 
 
 def context_from_path(path: Sequence[Mapping[str, Any]], plain: bool | None = None) -> SessionContext:

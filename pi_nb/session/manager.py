@@ -818,6 +818,53 @@ class SessionManager:
     def is_persisted(self) -> bool:
         return self._persist
 
+    # --- properties: the Python way to read what Pi's getters return (get_* stay, as Pi names them) ---
+
+    @property
+    def cwd(self) -> str:
+        """The working directory the session belongs to (Pi's ``getCwd()``)."""
+        return self._cwd
+
+    @property
+    def session_dir(self) -> str:
+        """The directory holding the session file (Pi's ``getSessionDir()``)."""
+        return self._session_dir
+
+    @property
+    def session_id(self) -> str:
+        """The session's id, a UUIDv7 for new sessions (Pi's ``getSessionId()``)."""
+        return self._session_id
+
+    @property
+    def session_file(self) -> str | None:
+        """The session file's path; ``None`` for an in-memory session (Pi's ``getSessionFile()``)."""
+        return self._session_file
+
+    @property
+    def header(self) -> SessionHeader | None:
+        """The session header entry (Pi's ``getHeader()``)."""
+        return self.get_header()
+
+    @property
+    def session_name(self) -> str | None:
+        """The name from the latest ``session_info`` entry (Pi's ``getSessionName()``)."""
+        return self.get_session_name()
+
+    @property
+    def leaf_id(self) -> str | None:
+        """The current leaf's id (Pi's ``getLeafId()``; see :meth:`get_leaf_id`)."""
+        return self.get_leaf_id()
+
+    @property
+    def leaf_entry(self) -> SessionEntry | None:
+        """The current leaf entry (Pi's ``getLeafEntry()``)."""
+        return self.get_leaf_entry()
+
+    @property
+    def entries(self) -> list[SessionEntry]:
+        """Every entry of the session, in file order, without the header (Pi's ``getEntries()``)."""
+        return self.get_entries()
+
     def get_cwd(self) -> str:
         return self._cwd
 

@@ -103,5 +103,13 @@ def test_small_and_bad_corpora(tmp_path: Path) -> None:
     with pytest.raises(NotebookError, match="a corpus is"):
         corpus_files(3)
     broken = str(ROOT / "tests" / "fixtures" / "sessions" / "broken")
-    with pytest.raises(SessionFileCorruptError):
-        load_corpus(broken, ["entries"], workers=1)
+    for workers in (1, 2):
+        with pytest.raises(SessionFileCorruptError):
+            load_corpus(broken, ["entries"], workers=workers, strict=True)
+        with pytest.warns(frames.SessionLoadWarning, match="line 4"):
+            lenient = load_corpus(broken, ["entries"], workers=workers)
+        got, errors = load_corpus(broken, ["entries"], workers=workers, strict=False)
+        assert_frame_equal(lenient["entries"], got["entries"])
+        want, want_errors = frames.entries_df(broken, strict=False)
+        assert_frame_equal(got["entries"], want)
+        assert_frame_equal(errors, want_errors)

@@ -102,14 +102,17 @@ def _sources(source: Any) -> list[Any]:
 Problems = list[tuple[str, int | None, str]]
 
 
-def _worker(paths: Sequence[Any], kinds: Sequence[str], strict: bool | None) -> tuple[dict[str, Any], Problems]:
+def _worker(
+    paths: Sequence[Any], kinds: Sequence[str], strict: bool | None
+) -> tuple[dict[str, Any], Problems]:
     """Worker: the frames of a few files (every file read once) and the problems met. Warnings
     are not raised here (a worker's would be lost): the caller warns."""
     if strict:
         return _frames.session_frames(list(paths), kinds, strict=True), []
     got, errors = _frames.session_frames(list(paths), kinds, strict=False)
     problems: Problems = [
-        (str(f), None if pd.isna(n) else int(n), str(r)) for f, n, r in errors.itertuples(index=False, name=None)
+        (str(f), None if pd.isna(n) else int(n), str(r))
+        for f, n, r in errors.itertuples(index=False, name=None)
     ]
     return got, problems
 

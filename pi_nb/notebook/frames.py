@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,7 +58,7 @@ from pi_nb.session.context import (
     build_session_context,
     session_entry_to_context_messages,
 )
-from pi_nb.session.jsonl import read_session_file
+from pi_nb.session.jsonl import SessionFileContents, gc_paused, read_session_file
 from pi_nb.session.manager import SessionManager
 from pi_nb.tokens import calculate_context_tokens, count_message_tokens, estimate_tokens
 
@@ -331,9 +332,7 @@ _BOOL_COLUMNS = frozenset(
         "from_hook",
     }
 )
-_FLOAT_COLUMNS = frozenset(
-    {"cost_input", "cost_output", "cost_cache_read", "cost_cache_write", "cost_total"}
-)
+_FLOAT_COLUMNS = frozenset({"cost_input", "cost_output", "cost_cache_read", "cost_cache_write", "cost_total"})
 
 
 def column_dtype(column: str) -> str:
@@ -398,28 +397,36 @@ def _as_float(v: Any) -> float | None:
     return None
 
 
+_NONE = type(None)
+
+
 def _typed(values: list[Any], dtype: str) -> Any:
     """``values`` (plain Python, ``None`` = missing) as a pandas array of ``dtype``; a value of the
     wrong JSON type (a string where a count belongs, from a hand-edited file) becomes missing."""
+    types = set(map(type, values))
     if dtype == "string":
-        if not all(v is None or type(v) is str for v in values):
+        if not types <= {str, _NONE}:
             values = [_as_text(v) for v in values]
         return pd.array(values, dtype="string")
     if dtype == "Int64":
-        if not all(v is None or (type(v) is int and -(2**63) <= v < 2**63) for v in values):
+        if not types <= {int, _NONE}:
             values = [_as_int(v) for v in values]
-        return pd.array(values, dtype="Int64")
+        try:
+            return pd.array(values, dtype="Int64")
+        except (OverflowError, TypeError, ValueError):  # an integer past 64 bits
+            return pd.array([_as_int(v) for v in values], dtype="Int64")
     if dtype == "boolean":
-        if not all(v is None or type(v) is bool for v in values):
+        if not types <= {bool, _NONE}:
             values = [v if type(v) is bool else None for v in values]
         return pd.array(values, dtype="boolean")
     if dtype == "Float64":
         return pd.array([_as_float(v) for v in values], dtype="Float64")
     if dtype == TIMESTAMP_DTYPE:
-        texts = [v if type(v) is str else None for v in values]
-        if not texts:
+        if not values:
             return pd.Series([], dtype=TIMESTAMP_DTYPE).array
-        parsed = pd.to_datetime(pd.Series(texts, dtype=object), utc=True, errors="coerce", format="ISO8601")
+        if not types <= {str, _NONE}:
+            values = [v if type(v) is str else None for v in values]
+        parsed = pd.to_datetime(pd.Series(values, dtype=object), utc=True, errors="coerce", format="ISO8601")
         return parsed.astype(TIMESTAMP_DTYPE).array
     raise AssertionError(dtype)  # pragma: no cover
 
@@ -439,6 +446,52 @@ def errors_frame(problems: Sequence[tuple[str, int | None, str]]) -> Any:
 # ---------------------------------------------------------------------------------------------
 # loading
 
+try:  # the fast path of session files (an optional speed-up; the exact reader is the fallback)
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - depends on the environment
+    _orjson = None
+
+_LONG_DIGITS = re.compile(rb"[0-9]{20,}")
+
+
+def read_session(path: str) -> SessionFileContents:
+    """:func:`~pi_nb.session.jsonl.read_session_file`, faster where ``orjson`` is installed.
+
+    The fast path takes a file only when every non-blank line is a JSON object that ``orjson``
+    accepts, the first is a session header, the file ends with a newline and no run of 20
+    digits appears (``orjson`` reads integers past 64 bits as floats, Python and the exact
+    reader keep them whole). Anything else (invalid UTF-8, lone surrogates, a torn or broken
+    line, a byte-order mark, JavaScript-only whitespace) goes to the exact reader, so both give
+    the same entries.
+    """
+    if _orjson is None:
+        return read_session_file(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return read_session_file(path)
+    if not data.endswith(b"\n") or _LONG_DIGITS.search(data) is not None:
+        return read_session_file(path)
+    loads = _orjson.loads
+    entries: list[dict[str, Any]] = []
+    try:
+        for raw in data.split(b"\n"):
+            if not raw.strip(b" \t\r"):
+                continue
+            value = loads(raw)
+            if type(value) is not dict:
+                return read_session_file(path)
+            entries.append(value)
+    except _orjson.JSONDecodeError:
+        return read_session_file(path)
+    header = entries[0] if entries else None
+    if not (
+        isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str)
+    ):
+        return read_session_file(path)
+    return SessionFileContents(path, True, len(data), True, entries, (), True, data.count(b"\n"))
+
 
 @dataclass
 class LoadedSession:
@@ -454,6 +507,17 @@ class LoadedSession:
     problems: int = 0
     _messages: list[list[Any]] | None = None
     _estimates: list[int] | None = None
+    _json: dict[int, tuple[Any, str]] = field(default_factory=dict)
+
+    def stringify(self, value: Any) -> str:
+        """``JSON.stringify(value)``, once per object of the session (tool-call arguments are
+        shown by two frames)."""
+        hit = self._json.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        text = js_stringify(value)
+        self._json[id(value)] = (value, text)
+        return text
 
     @classmethod
     def of(cls, manager: SessionManager, session_file: str | None, problems: int = 0) -> LoadedSession:
@@ -557,7 +621,9 @@ class Progress:
                     "progress=True needs tqdm: pip install tqdm (a dependency of pi_nb)"
                 ) from exc
             return
-        self.bar = tqdm(total=total, desc=desc, unit="file", delay=0 if progress else 1.0, leave=bool(progress))
+        self.bar = tqdm(
+            total=total, desc=desc, unit="file", delay=0 if progress else 1.0, leave=bool(progress)
+        )
 
     def update(self, n: int = 1) -> None:
         if self.bar is not None:
@@ -582,7 +648,7 @@ def _load_file(
     item: _FileSource, strict: bool | None, problems: list[tuple[str, int | None, str]]
 ) -> LoadedSession | None:
     path = item.path
-    contents = read_session_file(path)
+    contents = read_session(path)
     if not contents.exists:
         if strict or (strict is None and item.explicit):
             raise NotebookError(f"no such session file: {path}")
@@ -669,27 +735,37 @@ def session_managers(source: SessionSource, *, strict: bool | None = None) -> li
 # text helpers
 
 
+def _is_map(b: Any) -> bool:
+    return type(b) is dict or isinstance(b, Mapping)
+
+
 def _text(content: Any) -> str:
-    if isinstance(content, str):
+    if type(content) is str:
         return content
     if isinstance(content, list):
         return "\n".join(
             b["text"]
             for b in content
-            if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
+            if (type(b) is dict or isinstance(b, Mapping))
+            and b.get("type") == "text"
+            and type(b.get("text")) is str
         )
+    if isinstance(content, str):
+        return content
     return ""
 
 
 def _images(content: Any) -> int:
-    return (
-        sum(1 for b in content if isinstance(b, Mapping) and b.get("type") == "image")
-        if isinstance(content, list)
-        else 0
-    )
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for b in content if (type(b) is dict or isinstance(b, Mapping)) and b.get("type") == "image")
 
 
-_ENTRY_ROLES = {"custom_message": "custom", "branch_summary": "branchSummary", "compaction": "compactionSummary"}
+_ENTRY_ROLES = {
+    "custom_message": "custom",
+    "branch_summary": "branchSummary",
+    "compaction": "compactionSummary",
+}
 
 
 def _role(entry: Mapping[str, Any]) -> Any:
@@ -700,7 +776,7 @@ def _role(entry: Mapping[str, Any]) -> Any:
     return _ENTRY_ROLES.get(str(etype))
 
 
-def _short(entry: Mapping[str, Any], limit: int = 200) -> str:
+def _short(entry: Mapping[str, Any], limit: int = 200, stringify: Callable[[Any], str] = js_stringify) -> str:
     etype = entry.get("type")
     if etype == "message":
         msg = _mapping(entry.get("message"))
@@ -710,9 +786,9 @@ def _short(entry: Mapping[str, Any], limit: int = 200) -> str:
             text = _text(msg.get("content"))
             if not text and msg.get("role") == "assistant":
                 text = " ".join(
-                    f"{b.get('name')}({js_stringify(b.get('arguments'))})"
+                    f"{b.get('name')}({stringify(b.get('arguments'))})"
                     for b in msg.get("content") or []
-                    if isinstance(b, Mapping) and b.get("type") == "toolCall"
+                    if _is_map(b) and b.get("type") == "toolCall"
                 )
     elif etype == "custom_message":
         text = _text(entry.get("content"))
@@ -793,7 +869,7 @@ def _entry_rows(s: LoadedSession, encoding: str | None) -> list[tuple[Any, ...]]
             e.get("timestamp"),
             e.get("type"),
             _role(e),
-            _short(e),
+            _short(e, 200, s.stringify),
             label(eid),
             depth.get(eid, 0),
             children.get(eid, 0),
@@ -823,7 +899,7 @@ def _message_rows(s: LoadedSession, encoding: str | None) -> list[tuple[Any, ...
         calls: list[str] = []
         if role == "assistant" and isinstance(content, list):
             for b in content:
-                if not isinstance(b, Mapping):
+                if not (type(b) is dict or isinstance(b, Mapping)):
                     continue
                 btype = b.get("type")
                 if btype == "thinking" and isinstance(b.get("thinking"), str):
@@ -878,7 +954,7 @@ def _tool_result_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
         role = m.get("role")
         if role == "assistant" and isinstance(m.get("content"), list):
             for b in m["content"]:
-                if isinstance(b, Mapping) and b.get("type") == "toolCall":
+                if _is_map(b) and b.get("type") == "toolCall":
                     calls[str(b.get("id"))] = (str(e.get("id")), b.get("arguments"))
         elif role == "toolResult":
             results.append((e, m))
@@ -902,7 +978,7 @@ def _tool_result_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
                 m.get("toolCallId"),
                 m.get("toolName"),
                 call[0] if call else None,
-                js_stringify(call[1]) if call and call[1] is not None else None,
+                s.stringify(call[1]) if call and call[1] is not None else None,
                 bool(m.get("isError")),
                 len(text),
                 len(js_utf8_encode(text)),
@@ -1058,7 +1134,7 @@ def _session_row(s: LoadedSession) -> tuple[Any, ...]:
                 error_responses += 1
             content = m.get("content")
             if isinstance(content, list):
-                tool_calls += sum(1 for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall")
+                tool_calls += sum(1 for b in content if _is_map(b) and b.get("type") == "toolCall")
             if isinstance(m.get("provider"), str) and isinstance(m.get("model"), str):
                 spec = f"{m['provider']}/{m['model']}"
                 models.setdefault(spec)
@@ -1086,7 +1162,9 @@ def _session_row(s: LoadedSession) -> tuple[Any, ...]:
             last_ctx = ctx
             peak = ctx if peak is None else max(peak, ctx)
     ids = {str(e.get("id")) for e in s.entries}
-    start = header.get("timestamp") if isinstance(header.get("timestamp"), str) else (times[0] if times else None)
+    start = (
+        header.get("timestamp") if isinstance(header.get("timestamp"), str) else (times[0] if times else None)
+    )
     return (
         s.session_id,
         s.session_file,
@@ -1169,9 +1247,12 @@ def session_rows(
     problems: list[tuple[str, int | None, str]] = []
     rows: dict[str, list[tuple[Any, ...]]] = {k: [] for k in kinds}
     builders = [(rows[k], _ROW_BUILDERS[k]) for k in kinds]
-    for s in _iter_loaded(source, strict, problems, progress):
-        for out, build in builders:
-            out.extend(build(s, encoding))
+    # the rows and the parsed sessions hold no reference cycles: a collector pass over the
+    # growing heap would cost a fifth of the time
+    with gc_paused():
+        for s in _iter_loaded(source, strict, problems, progress):
+            for out, build in builders:
+                out.extend(build(s, encoding))
     return rows, problems
 
 
@@ -1239,7 +1320,9 @@ def messages_df(
     return _one("messages", source, strict, encoding, progress)
 
 
-def tool_results_df(source: SessionSource, *, strict: bool | None = None, progress: bool | None = None) -> Any:
+def tool_results_df(
+    source: SessionSource, *, strict: bool | None = None, progress: bool | None = None
+) -> Any:
     """One row per ``toolResult`` message, with the call that asked for it and Pi's truncation
     details (``details.truncation`` fields as snake_case columns; ``<NA>`` where the tool
     stored none), ``full_output_path`` (bash) and the grep/find/ls limit flags.

@@ -132,7 +132,16 @@ STRING_COLUMNS = {
         "truncated_by",
         "full_output_path",
     ),
-    "usage": ("session_id", "session_file", "entry_id", "parent_id", "provider", "model", "api", "stop_reason"),
+    "usage": (
+        "session_id",
+        "session_file",
+        "entry_id",
+        "parent_id",
+        "provider",
+        "model",
+        "api",
+        "stop_reason",
+    ),
     "compactions": (
         "session_id",
         "session_file",
@@ -212,7 +221,10 @@ def test_values_keep_their_types_where_pandas_would_guess() -> None:
     assert usage["cost_total"].sum() == 0.0 and str(usage["cost_total"].dtype) == "Float64"  # was int64
     messages = F.messages_df(REAL_PI)
     results = messages[messages["role"] == "toolResult"]
-    assert results["is_error"].notna().all() and messages.loc[messages["role"] != "toolResult", "is_error"].isna().all()
+    assert (
+        results["is_error"].notna().all()
+        and messages.loc[messages["role"] != "toolResult", "is_error"].isna().all()
+    )
 
 
 def test_values_of_the_wrong_json_type_become_missing(tmp_path: Path) -> None:

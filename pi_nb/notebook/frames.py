@@ -725,10 +725,12 @@ def iter_sessions(
     return sessions, problems
 
 
-def session_managers(source: SessionSource, *, strict: bool | None = None) -> list[SessionManager]:
+def session_managers(
+    source: SessionSource, *, strict: bool | None = None, progress: bool | None = None
+) -> list[SessionManager]:
     """The :class:`SessionManager` of every session of ``source`` (files loaded in memory, never
     written; a manager or an AgentSession's manager used as it is)."""
-    return [s.manager for s in iter_sessions(source, strict=strict)[0]]
+    return [s.manager for s in iter_sessions(source, strict=strict, progress=progress)[0]]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
 
 Each group runs in a fresh interpreter (so one group's memory does not inflate the next) and reuses
 the group's own script: ``truncation.py``, ``session.py``, ``compaction.py``, ``budget.py``,
-``tree_widget.py``, ``turn_overhead.py`` (their docstrings say exactly what is timed). Pi runs in
+``tree_widget.py``, ``turn_overhead.py``, ``corpus.py`` (their docstrings say exactly what is timed). Pi runs in
 the same run, on the same input, in the oracle's node, timed inside node (no pipe or JSON transfer
 counted), whenever ``../shared/pi-oracle`` is installed.
 
@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tests" / "golden"))
 sys.path.insert(0, str(ROOT.parent / "shared" / "pi-oracle"))
 
 MB = 1024 * 1024
-GROUPS = ("truncation", "stream", "session", "compaction", "budget", "tree", "turn")
+GROUPS = ("truncation", "stream", "session", "compaction", "budget", "tree", "turn", "corpus")
 
 SIZES = {
     # group: (small default, --full)
@@ -52,6 +52,7 @@ SIZES = {
     "budget_entries": (10_000, 10_000),  # the target is defined at 10,000 entries: always that size
     "tree_entries": (10_000, 10_000),
     "turns": (10, 20),
+    "corpus_sessions": (2000, 2000),  # the target is defined at 2,000 sessions
 }
 
 
@@ -416,6 +417,46 @@ def group_turn(turns: int, pi: bool) -> list[dict[str, Any]]:
     ]
 
 
+def group_corpus(sessions: int) -> list[dict[str, Any]]:
+    bc = load("corpus")
+    r = bc.run(sessions, workers=2)
+    m, n = r["methods"], r["files"]
+    one, dask_ = m["one_pass"], m["dask"]
+    size = f"{n:,} sessions, {r['mb']:.0f} MB, 5 frames"
+    base = m.get("baseline")
+    ratio = base["seconds"] / one["seconds"] if base else None
+    note = f"{n / one['seconds']:.0f} files/s"
+    if base:
+        note += f" vs {n / base['seconds']:.0f} at {bc.BASELINE_REV} ({ratio:.1f}x)"
+    note += f"; one <kind>_df call per frame today: {n / m['pandas']['seconds']:.0f} files/s"
+    return [
+        row(
+            "corpus",
+            "load_corpus(workers=1): the frames of a corpus in one process (no Pi equivalent)",
+            size,
+            one["seconds"],
+            f"{one['self_mb']:.0f} MB RSS",
+            None,
+            f"3x the files/s of {bc.BASELINE_REV}",
+            None if ratio is None else ratio >= 3,
+            note,
+        ),
+        row(
+            "corpus",
+            "corpus_dask on a LocalCluster of 2 worker processes, warm",
+            size,
+            dask_["seconds"],
+            f"{dask_['children_mb']:.0f} MB RSS (worker)",
+            None,
+            "no slower than one process",
+            dask_["seconds"] <= one["seconds"],
+            f"cluster start {dask_['cluster_start_s']:.1f} s and pi_nb import on the workers "
+            f"{dask_['first_task_s']:.1f} s not counted; load_corpus(workers=2): "
+            f"{m['parallel']['seconds']:.2f} s",
+        ),
+    ]
+
+
 def run_group(name: str, full: bool, pi: bool) -> list[dict[str, Any]]:
     i = 1 if full else 0
     if name == "truncation":
@@ -432,6 +473,8 @@ def run_group(name: str, full: bool, pi: bool) -> list[dict[str, Any]]:
         return group_tree(SIZES["tree_entries"][i], pi)
     if name == "turn":
         return group_turn(SIZES["turns"][i], pi)
+    if name == "corpus":
+        return group_corpus(SIZES["corpus_sessions"][i])
     raise SystemExit(f"unknown group {name!r}; known: {', '.join(GROUPS)}")
 
 

@@ -50,7 +50,7 @@ def test_one_corrupt_line_loads_with_a_warning_naming_file_and_line(frame: Any, 
     lines = source.read_bytes().split(b"\n")
     pi_view.write_bytes(b"\n".join(lines[:6] + lines[7:]))
     want = frame(pi_view)
-    want["session_file"] = pd.array([str(path)] * len(want), dtype="string")
+    want["session_file"] = pd.array([str(path)] * len(want), dtype=F.STRING_DTYPE)
     if frame is F.sessions_df:
         want["problems"] = pd.array([1], dtype="Int64")
     assert_frame_equal(df, want)

@@ -181,7 +181,11 @@ def check(kind: str, df: Any, extra: dict[str, str] | None = None) -> None:
     assert dtypes(df) == {c: want[c] for c in df.columns}, kind
     for col in df.columns:
         if want[col] == "string":
-            assert isinstance(df[col].dtype, pd.StringDtype) and df[col].dtype.na_value is pd.NA, col
+            dtype = df[col].dtype
+            # the same storage on every machine (pandas 3 would pick pyarrow where installed)
+            assert (
+                isinstance(dtype, pd.StringDtype) and dtype.na_value is pd.NA and dtype.storage == "python"
+            ), col
 
 
 def test_the_expected_columns_are_the_frames_columns() -> None:
@@ -225,6 +229,29 @@ def test_values_keep_their_types_where_pandas_would_guess() -> None:
         results["is_error"].notna().all()
         and messages.loc[messages["role"] != "toolResult", "is_error"].isna().all()
     )
+
+
+def test_times_in_other_shapes_than_pis_parse_as_pandas_parses_them(tmp_path: Path) -> None:
+    lines = [json.loads(line) for line in REAL_PI[0].read_text().splitlines() if line.strip()]
+    shapes = [
+        "2026-12-02T10:33:56Z",
+        "2026-12-02T11:33:56.768+01:00",
+        "2026-13-02T10:33:56.768Z",
+        "yesterday",
+    ]
+    for e, shape in zip(lines[1:], shapes, strict=False):
+        e["timestamp"] = shape
+    path = tmp_path / "times.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    ts = F.entries_df(path)["timestamp"]
+    assert str(ts.dtype) == TIME
+    assert ts.iloc[0] == pd.Timestamp("2026-12-02T10:33:56Z")
+    assert ts.iloc[1] == pd.Timestamp("2026-12-02T10:33:56.768Z")
+    assert ts.iloc[2:4].isna().all() and ts.iloc[4:].notna().all()
+    clean = F.entries_df(REAL_PI[0])["timestamp"]  # Pi's own shape: the fast parser
+    first = json.loads(REAL_PI[0].read_text().splitlines()[1])["timestamp"]
+    assert clean.iloc[0] == pd.Timestamp(first)
+    assert clean.notna().all()
 
 
 def test_values_of_the_wrong_json_type_become_missing(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ row (``on_active_branch``: on the root -> leaf path; ``in_context``: among the e
 sees at the leaf, after compaction). :func:`sessions_df` has one row per session.
 
 Every column has one fixed dtype, whatever the data and the pandas version (2 or 3), also when
-the frame is empty: ids and text ``string``, flags ``boolean``, counts ``Int64``, costs
+the frame is empty: ids and text ``string`` (Python storage), flags ``boolean``, counts ``Int64``, costs
 ``Float64``, times ``datetime64[us, UTC]`` (:data:`FRAME_DTYPES` lists them). Missing values are
 ``<NA>`` / ``NaT``.
 
@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from pi_nb._js import js_stringify, js_utf8_encode
@@ -91,6 +92,10 @@ class SessionLoadWarning(UserWarning):
 
 ERROR_COLUMNS = ("file", "line", "reason")
 TIMESTAMP_DTYPE = "datetime64[us, UTC]"
+STRING_DTYPE = pd.StringDtype("python")
+"""The dtype of the text columns: pandas' ``string`` with ``<NA>`` for missing, stored as Python
+strings whatever the pandas version (pandas 3 would pick pyarrow storage where pyarrow is
+installed, pandas 2 Python storage: a frame would then differ between machines)."""
 
 TRUNCATION_FIELDS = (
     ("truncated", "truncated"),
@@ -407,7 +412,7 @@ def _typed(values: list[Any], dtype: str) -> Any:
     if dtype == "string":
         if not types <= {str, _NONE}:
             values = [_as_text(v) for v in values]
-        return pd.array(values, dtype="string")
+        return pd.array(values, dtype=STRING_DTYPE)
     if dtype == "Int64":
         if not types <= {int, _NONE}:
             values = [_as_int(v) for v in values]
@@ -426,9 +431,31 @@ def _typed(values: list[Any], dtype: str) -> Any:
             return pd.Series([], dtype=TIMESTAMP_DTYPE).array
         if not types <= {str, _NONE}:
             values = [v if type(v) is str else None for v in values]
+        fast = _pi_times(values)
+        if fast is not None:
+            return fast
         parsed = pd.to_datetime(pd.Series(values, dtype=object), utc=True, errors="coerce", format="ISO8601")
         return parsed.astype(TIMESTAMP_DTYPE).array
     raise AssertionError(dtype)  # pragma: no cover
+
+
+def _pi_times(values: list[str | None]) -> Any:
+    """Times as Pi writes them (``YYYY-MM-DDTHH:MM:SS.sssZ``, JavaScript's ``toISOString``)
+    parsed by numpy (several times faster than pandas 2's ISO 8601 parser); ``None`` when any
+    value has another shape (then pandas parses them all)."""
+    texts: list[str] = []
+    for v in values:
+        if v is None:
+            texts.append("NaT")
+        elif len(v) == 24 and v[23] == "Z" and v[10] == "T" and v[19] == "." and v[4] == "-" and v[13] == ":":
+            texts.append(v[:23])
+        else:
+            return None
+    try:
+        parsed = np.array(texts, dtype="datetime64[us]")
+    except ValueError:  # a date that does not exist (month 13): pandas makes it NaT
+        return None
+    return pd.Series(pd.DatetimeIndex(parsed).tz_localize("UTC")).astype(TIMESTAMP_DTYPE).array
 
 
 def _frame(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:

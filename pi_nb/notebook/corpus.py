@@ -14,10 +14,13 @@
   once share their partitions' reads: ``dask.compute(*corpus_dask(d, ["messages", "usage"]).values())``
   reads every file once. ``.compute()`` gives the in-memory frame with a per-partition index.
 
-When Dask pays off: a LocalCluster costs about a second to start and a few milliseconds per
-partition to schedule and ship back; on one machine :func:`load_corpus` with worker processes is
-as fast or faster. Dask is for corpora that do not fit in one machine's memory or time (a
-``distributed`` cluster of several machines, results kept distributed with ``.persist()``).
+When Dask pays off: a LocalCluster takes one to a few seconds to start and its workers as long
+again to import pi_nb; after that, Dask spends more CPU than the work itself on small files
+(scheduling, shipping each partition's frames back, concatenating them: about 0.7 ms per session
+file of a few KB, measured by ``benchmarks/corpus.py``). On one machine :func:`load_corpus` is as
+fast or faster; Dask pays off with many idle cores or several machines (``distributed``), large
+sessions (or ``encoding=`` token counts: more work per file), and results kept on the cluster
+(``.persist()``) rather than brought back whole.
 
 Dask is optional (``pip install "pi_nb[dask]"``); without it :func:`corpus_dask` raises
 :class:`~pi_nb.errors.MissingDependencyError`.

@@ -19,7 +19,7 @@ again to import pi_nb; after that, Dask spends more CPU than the work itself on 
 (scheduling, shipping each partition's frames back, concatenating them: about 0.7 ms per session
 file of a few KB, measured by ``benchmarks/corpus.py``). On one machine :func:`load_corpus` is as
 fast or faster; Dask pays off with many idle cores or several machines (``distributed``), large
-sessions (or ``encoding=`` token counts: more work per file), and results kept on the cluster
+sessions (more work per file), and results kept on the cluster
 (``.persist()``) rather than brought back whole.
 
 Dask is optional (``pip install "pi_nb[dask]"``); without it :func:`corpus_dask` raises

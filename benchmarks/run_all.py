@@ -7,7 +7,7 @@
 
 Each group runs in a fresh interpreter (so one group's memory does not inflate the next) and reuses
 the group's own script: ``truncation.py``, ``session.py``, ``compaction.py``, ``budget.py``,
-``tree_widget.py``, ``turn_overhead.py`` (their docstrings say exactly what is timed). Pi runs in
+``tree_widget.py``, ``turn_overhead.py``, ``corpus.py`` (their docstrings say exactly what is timed). Pi runs in
 the same run, on the same input, in the oracle's node, timed inside node (no pipe or JSON transfer
 counted), whenever ``../shared/pi-oracle`` is installed.
 
@@ -41,7 +41,18 @@ sys.path.insert(0, str(ROOT / "tests" / "golden"))
 sys.path.insert(0, str(ROOT.parent / "shared" / "pi-oracle"))
 
 MB = 1024 * 1024
-GROUPS = ("truncation", "stream", "session", "compaction", "budget", "tree", "turn", "huge_entry", "skills")
+GROUPS = (
+    "truncation",
+    "stream",
+    "session",
+    "compaction",
+    "budget",
+    "tree",
+    "turn",
+    "huge_entry",
+    "skills",
+    "corpus",
+)
 
 SIZES = {
     # group: (small default, --full)
@@ -54,6 +65,7 @@ SIZES = {
     "turns": (10, 20),
     "huge_entry_mb": (20, 200),
     "skills": (200, 500),
+    "corpus_sessions": (2000, 2000),  # the target is defined at 2,000 sessions
 }
 
 
@@ -489,6 +501,50 @@ def group_skills(skills: int, pi: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def group_corpus(sessions: int) -> list[dict[str, Any]]:
+    bc = load("corpus")
+    r = bc.run(sessions, workers=2)
+    m, n = r["methods"], r["files"]
+    one, dask_ = m["one_pass"], m["dask"]
+    size = f"{n:,} sessions, {r['mb']:.0f} MB, 5 frames"
+    base = m.get("baseline")
+    # judged on the CPU time of the process (the clock when the machine is idle; robust when not)
+    ratio = base["cpu_s"] / one["cpu_s"] if base else None
+    note = f"{n / one['seconds']:.0f} files/s"
+    if base:
+        note += (
+            f" vs {n / base['seconds']:.0f} at {bc.BASELINE_REV} ({base['seconds'] / one['seconds']:.1f}x "
+            f"on the clock, {ratio:.1f}x in CPU time)"
+        )
+    note += f"; one <kind>_df call per frame today: {n / m['pandas']['seconds']:.0f} files/s"
+    return [
+        row(
+            "corpus",
+            "load_corpus(workers=1): the frames of a corpus in one process (no Pi equivalent)",
+            size,
+            one["seconds"],
+            f"{one['self_mb']:.0f} MB RSS",
+            None,
+            f"3x the files/s of {bc.BASELINE_REV}",
+            None if ratio is None else ratio >= 3,
+            note,
+        ),
+        row(
+            "corpus",
+            "corpus_dask on a LocalCluster of 2 worker processes, warm",
+            size,
+            dask_["seconds"],
+            f"{dask_['children_mb']:.0f} MB RSS (worker)",
+            None,
+            "no slower than one process",
+            dask_["seconds"] <= one["seconds"],
+            f"cluster start {dask_['cluster_start_s']:.1f} s and pi_nb import on the workers "
+            f"{dask_['first_task_s']:.1f} s not counted; load_corpus(workers=2): "
+            f"{m['parallel']['seconds']:.2f} s",
+        ),
+    ]
+
+
 def run_group(name: str, full: bool, pi: bool) -> list[dict[str, Any]]:
     i = 1 if full else 0
     if name == "truncation":
@@ -510,6 +566,8 @@ def run_group(name: str, full: bool, pi: bool) -> list[dict[str, Any]]:
 
     if name == "skills":
         return group_skills(SIZES["skills"][i], pi)
+    if name == "corpus":
+        return group_corpus(SIZES["corpus_sessions"][i])
     raise SystemExit(f"unknown group {name!r}; known: {', '.join(GROUPS)}")
 
 

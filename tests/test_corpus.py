@@ -103,5 +103,65 @@ def test_small_and_bad_corpora(tmp_path: Path) -> None:
     with pytest.raises(NotebookError, match="a corpus is"):
         corpus_files(3)
     broken = str(ROOT / "tests" / "fixtures" / "sessions" / "broken")
-    with pytest.raises(SessionFileCorruptError):
-        load_corpus(broken, ["entries"], workers=1)
+    for workers in (1, 2):
+        with pytest.raises(SessionFileCorruptError):
+            load_corpus(broken, ["entries"], workers=workers, strict=True)
+        with pytest.warns(frames.SessionLoadWarning, match="line 4"):
+            lenient = load_corpus(broken, ["entries"], workers=workers)
+        got, errors = load_corpus(broken, ["entries"], workers=workers, strict=False)
+        assert_frame_equal(lenient["entries"], got["entries"])
+        want, want_errors = frames.entries_df(broken, strict=False)
+        assert_frame_equal(got["entries"], want)
+        assert_frame_equal(errors, want_errors)
+
+
+def test_several_kinds_on_dask_share_one_read_per_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dask
+
+    from pi_nb.notebook import corpus
+
+    calls: list[int] = []
+    real = corpus._partition
+
+    def counting(paths: Any, kinds: Any, strict: Any) -> Any:
+        calls.append(len(paths))
+        return real(paths, kinds, strict)
+
+    monkeypatch.setattr(corpus, "_partition", counting)
+    lazy = corpus_dask(SAMPLES, list(FRAME_KINDS), files_per_partition=2)
+    assert set(lazy) == set(FRAME_KINDS)
+    computed = dask.compute(*lazy.values(), scheduler="sync")
+    files = corpus_files(SAMPLES)
+    assert sum(calls) == len(files)  # every file read once, for all five frames
+    for kind, df in zip(lazy, computed, strict=True):
+        assert_frame_equal(df.reset_index(drop=True), in_memory(kind, SAMPLES), check_exact=True)
+
+
+def test_load_corpus_progress_bar_counts_the_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    made: list[Any] = []
+
+    class Bar:
+        def __init__(self, **kwargs: Any) -> None:
+            self.kwargs, self.n, self.closed = kwargs, 0, False
+            made.append(self)
+
+        def update(self, n: int) -> None:
+            self.n += n
+
+        def close(self) -> None:
+            self.closed = True
+
+    module = types.ModuleType("tqdm.auto")
+    module.tqdm = Bar  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", module)
+    files = corpus_files(SAMPLES)
+    for workers in (1, 2):
+        load_corpus(SAMPLES, ["usage"], workers=workers, chunk_size=2)
+        bar = made[-1]
+        assert bar.kwargs["total"] == len(files) and bar.n == len(files) and bar.closed
+        assert bar.kwargs["delay"] == 1.0  # shown only past a second
+    load_corpus(SAMPLES, ["usage"], workers=2, progress=False)
+    assert len(made) == 2

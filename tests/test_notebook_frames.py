@@ -15,6 +15,7 @@ import pytest
 from pi_nb.errors import InvalidSessionFileError, NotebookError, SessionFileCorruptError
 from pi_nb.notebook.frames import (
     ERROR_COLUMNS,
+    SessionLoadWarning,
     compactions_df,
     entries_df,
     messages_df,
@@ -166,9 +167,14 @@ def test_directory_of_sessions_strict_and_not(tmp_path: Path) -> None:
         "0193a1b2-0000-7000-8000-00000000d001": 16,
         "0193a1b2-0000-7000-8000-00000000d002": 15,
     }
-    # with the broken files: strict raises, non-strict reports (file, line, reason)
+    # with the broken files: strict raises, non-strict reports (file, line, reason), the
+    # default skips what Pi skips and warns
     with pytest.raises((SessionFileCorruptError, InvalidSessionFileError)):
-        entries_df(SESSIONS)
+        entries_df(SESSIONS, strict=True)
+    with pytest.warns(SessionLoadWarning) as caught:
+        lenient = entries_df(SESSIONS)
+    assert {str(w.message).split(" ")[0] for w in caught} >= {"2"}
+    assert any("notes.jsonl was skipped" in str(w.message) for w in caught)
     for frame in FRAMES:
         df, errors = frame(SESSIONS, strict=False)
         assert list(errors.columns) == list(ERROR_COLUMNS)
@@ -178,6 +184,7 @@ def test_directory_of_sessions_strict_and_not(tmp_path: Path) -> None:
         assert errors["line"].isna().sum() == 1 and errors["file"].str.endswith("notes.jsonl").sum() == 1
         assert str(errors["line"].dtype) == "Int64"
     df, errors = entries_df(SESSIONS, strict=False)
+    pd.testing.assert_frame_equal(df, lenient)
     broken = df[df["session_id"].str.endswith("d003")]
     assert list(broken["entry_id"]) == ["k01", "k02"]  # the good lines of the broken file are kept
     torn = errors[errors["reason"].str.contains("torn")].iloc[0]

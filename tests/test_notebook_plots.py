@@ -4,7 +4,9 @@ artists they draw (window, threshold, markers), and that they render to PNG."""
 from __future__ import annotations
 
 import io
+import shutil
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -14,6 +16,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from pi_nb.errors import NotebookError
+from pi_nb.notebook.budget import MESSAGE_CATEGORIES
 from pi_nb.notebook.plots import (
     composition_series,
     context_series,
@@ -146,12 +149,92 @@ def test_plots_of_an_empty_session() -> None:
         _png(fig)
 
 
-def test_plot_into_given_axes() -> None:
+def test_plot_into_given_axes_draws_once_and_returns_that_axes() -> None:
     fig = Figure()
     ax = fig.add_subplot()
-    assert plot_context_tokens(FIXTURE, ax=ax) is fig
+    assert plot_context_tokens(FIXTURE, ax=ax, context_window=8000) is ax
+    assert fig.axes == [ax]
+    assert [line.get_label() for line in ax.get_lines()].count("context tokens (provider usage)") == 1
     fig2 = Figure()
-    axes = fig2.subplots(1, 2)
-    assert plot_truncation(FIXTURE, axes=list(axes)) is fig2
-    with pytest.raises(NotebookError):
+    ax2 = fig2.add_subplot()
+    assert plot_token_composition(FIXTURE, ax=ax2) is ax2
+    assert len(ax2.collections) == len(MESSAGE_CATEGORIES) and fig2.axes == [ax2]
+    fig3 = Figure()
+    axes = list(fig3.subplots(1, 2))
+    assert plot_truncation(DEMO, axes=axes) == axes and fig3.axes == axes
+    assert len(axes[0].containers) == 3  # complete / cut by lines / cut by bytes, once
+    with pytest.raises(NotebookError, match="two matplotlib Axes"):
         plot_truncation(FIXTURE, axes=[axes[0]])
+    with pytest.raises(NotebookError, match="matplotlib Axes"):
+        plot_context_tokens(FIXTURE, ax=fig)
+    # without ax: a new Figure each time
+    assert isinstance(plot_context_tokens(FIXTURE), Figure)
+
+
+def _agent_session(tmp_path: Path) -> Any:
+    from pi_nb.agent import AgentSession
+    from pi_nb.providers import ScriptedModel
+
+    sm = load_session(FIXTURE)
+    return AgentSession(sm, ScriptedModel(), agent_dir=str(tmp_path / "agent"), tools=[], active_tools=[])
+
+
+def _axis_labels(fig: Figure) -> list[tuple[str, str]]:
+    return [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes]
+
+
+@pytest.mark.parametrize("plot", [plot_context_tokens, plot_token_composition, plot_truncation])
+def test_every_plot_takes_every_kind_of_source(plot: Any, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.jsonl"
+    shutil.copy(FIXTURE, copy)
+    sources = {
+        "manager": load_session(FIXTURE),
+        "agent session": _agent_session(tmp_path),
+        "file": FIXTURE,
+        "file as str": str(FIXTURE),
+        "directory": DEMO,
+        "list": [FIXTURE, load_session(copy), DEMO],
+    }
+    for name, source in sources.items():
+        fig = plot(source)
+        assert isinstance(fig, Figure), name
+        _png(fig)
+        for xlabel, ylabel in _axis_labels(fig):
+            assert xlabel and ylabel, (name, xlabel, ylabel)
+    # several sessions: one line per session
+    fig = plot_context_tokens(DEMO)
+    labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    assert sorted(x for x in labels if x.startswith("session ")) == ["session 0000d001", "session 0000d002"]
+    assert "2 sessions" in fig.axes[0].get_title()
+    with pytest.raises(NotebookError, match="one session, got 2"):
+        context_series(DEMO)
+    with pytest.raises(NotebookError, match="session source"):
+        plot(42)
+
+
+def test_axes_are_labelled_with_units_and_counts_have_integer_ticks() -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    for fig in (
+        plot_context_tokens(FIXTURE, context_window=8000),
+        plot_token_composition(FIXTURE),
+        plot_token_composition(DEMO),
+    ):
+        ax = fig.axes[0]
+        assert "(tokens" in ax.get_ylabel()
+        assert isinstance(ax.yaxis.get_major_locator(), MaxNLocator)
+        assert all(float(t).is_integer() for t in ax.get_yticks())
+        if "entry index" in ax.get_xlabel():
+            assert isinstance(ax.xaxis.get_major_locator(), MaxNLocator)
+            assert all(float(t).is_integer() for t in ax.get_xticks())
+    # a short session: without the integer locator, matplotlib would tick at 0.5 entries
+    tiny = SessionManager.in_memory("/tmp")
+    tiny.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    fig = plot_context_tokens(tiny)
+    assert all(float(t).is_integer() for t in fig.axes[0].get_xticks())
+    ax1, ax2 = plot_truncation(DEMO).axes[:2]
+    assert ax1.get_ylabel() == "tool results (count)" and isinstance(
+        ax1.yaxis.get_major_locator(), MaxNLocator
+    )
+    assert ax2.get_ylabel() == "output size (bytes, log scale)"
+    assert ax1.get_xlabel() == ax2.get_xlabel() == "tool"

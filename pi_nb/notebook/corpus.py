@@ -1,17 +1,26 @@
 """Corpora of session files: the frames of :mod:`pi_nb.notebook.frames`, in parallel, at any scale.
 
-* :func:`load_corpus` — a directory (or list) of session files into the frames, in worker
-  processes with bounded memory: files go to the workers in small chunks, at most
-  ``2 * workers`` chunks are being read at any time, each worker returns only the rows of its
-  chunk, and the rows are put together in file order. The
-  frames are *the same* as the in-memory ones (``entries_df(directory)`` ...), row for row and
-  dtype for dtype: the rows are rebuilt into one frame exactly as the in-memory function does.
-* :func:`corpus_dask` — past one machine: the same loader on Dask. A bag of file paths
-  (``files_per_partition`` each) becomes a partitioned ``dask.dataframe``; each partition is the
-  in-memory frame of its files, converted to one fixed schema (:func:`canonical`) so that every
-  partition agrees on dtypes whatever its data. ``.compute()`` on a cluster (``distributed``) or
-  locally gives the in-memory frame in that schema: ``canonical(kind, entries_df(directory))``
-  equals ``corpus_dask(directory, "entries").compute().reset_index(drop=True)``.
+* :func:`load_corpus` — a directory (or list) of session files into several frames at once, each
+  file read once for all of them (:func:`~pi_nb.notebook.frames.session_frames`), in this process
+  or in worker processes with bounded memory: files go to the workers in chunks, at most
+  ``in_flight`` chunks are being read at any time, each worker returns the frames of its chunk
+  (already in their fixed dtypes), and they are put together in file order. The frames are *the
+  same* as the in-memory ones (``entries_df(directory)`` ...), row for row and dtype for dtype.
+  A progress bar (tqdm's notebook-aware bar) shows when loading takes more than a second.
+* :func:`corpus_dask` — past one machine: the same frames on Dask. A bag of file paths
+  (``files_per_partition`` each) becomes a partitioned ``dask.dataframe`` per frame kind; each
+  partition is the in-memory frame of its files, in the fixed schema of every frame
+  (:data:`SCHEMAS`), so partitions agree on dtypes whatever their data. Several kinds asked at
+  once share their partitions' reads: ``dask.compute(*corpus_dask(d, ["messages", "usage"]).values())``
+  reads every file once. ``.compute()`` gives the in-memory frame with a per-partition index.
+
+When Dask pays off: a LocalCluster takes one to a few seconds to start and its workers as long
+again to import pi_nb; after that, Dask spends more CPU than the work itself on small files
+(scheduling, shipping each partition's frames back, concatenating them: about 0.7 ms per session
+file of a few KB, measured by ``benchmarks/corpus.py``). On one machine :func:`load_corpus` is as
+fast or faster; Dask pays off with many idle cores or several machines (``distributed``), large
+sessions (more work per file), and results kept on the cluster
+(``.persist()``) rather than brought back whole.
 
 Dask is optional (``pip install "pi_nb[dask]"``); without it :func:`corpus_dask` raises
 :class:`~pi_nb.errors.MissingDependencyError`.
@@ -22,7 +31,7 @@ from __future__ import annotations
 import math
 import os
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
@@ -41,100 +50,31 @@ __all__ = [
 ]
 
 FRAME_KINDS = ("entries", "messages", "tool_results", "usage", "compactions")
-"""The frames a corpus loads into (``<kind>_df`` in :mod:`pi_nb.notebook.frames`)."""
+"""The frames :func:`load_corpus` loads by default (``sessions`` can be asked for too)."""
 
-_FUNCS = {
-    "entries": _frames.entries_df,
-    "messages": _frames.messages_df,
-    "tool_results": _frames.tool_results_df,
-    "usage": _frames.usage_df,
-    "compactions": _frames.compactions_df,
-}
-_COLUMNS = {
-    "entries": _frames.ENTRY_COLUMNS,
-    "messages": _frames.MESSAGE_COLUMNS,
-    "tool_results": _frames.TOOL_RESULT_COLUMNS,
-    "usage": _frames.USAGE_COLUMNS,
-    "compactions": _frames.COMPACTION_COLUMNS,
-}
-
-_TS = "datetime64[us, UTC]"
-_INT = (
-    "depth",
-    "children",
-    "estimate_tokens",
-    "text_chars",
-    "thinking_chars",
-    "images",
-    "tool_calls",
-    "content_chars",
-    "content_bytes",
-    "total_lines",
-    "total_bytes",
-    "output_lines",
-    "output_bytes",
-    "max_lines",
-    "max_bytes",
-    "input",
-    "output",
-    "cache_read",
-    "cache_write",
-    "total_tokens",
-    "context_tokens",
-    "tokens_before",
-    "summary_chars",
-    "summary_estimate_tokens",
-    "estimate_tokens_after",
-    "usage_total_tokens",
-)
-_BOOL = (
-    "on_active_branch",
-    "in_context",
-    "is_leaf",
-    "is_error",
-    "truncated",
-    "last_line_partial",
-    "first_line_exceeds_limit",
-    "match_limit_reached",
-    "result_limit_reached",
-    "entry_limit_reached",
-    "lines_truncated",
-    "usable",
-    "from_hook",
-)
-_FLOAT = ("cost_input", "cost_output", "cost_cache_read", "cost_cache_write", "cost_total")
+SCHEMAS: dict[str, dict[str, str]] = _frames.FRAME_DTYPES
+"""The fixed dtypes of each frame kind (nullable integers and booleans, ``string``, UTC
+timestamps): the same in memory, in worker processes and on Dask."""
 
 
-def _dtype(column: str) -> str:
-    if column == "timestamp":
-        return _TS
-    if column in _INT:
-        return "Int64"
-    if column in _BOOL:
-        return "boolean"
-    if column in _FLOAT:
-        return "Float64"
-    return "string"
-
-
-SCHEMAS: dict[str, dict[str, str]] = {kind: {c: _dtype(c) for c in cols} for kind, cols in _COLUMNS.items()}
-"""The fixed dtypes of each frame kind on Dask (nullable integers and booleans, ``string``,
-UTC timestamps), so partitions agree whatever their data."""
+def _schema(kind: str) -> dict[str, str]:
+    if kind not in SCHEMAS:
+        raise NotebookError(f"unknown frame kind {kind!r} (one of {', '.join(_frames.FRAME_KINDS)})")
+    return SCHEMAS[kind]
 
 
 def canonical(kind: str, df: Any) -> Any:
-    """``df`` (a frame of ``kind``) in the fixed schema of :data:`SCHEMAS` (a new frame)."""
+    """``df`` (a frame of ``kind``) with the columns of :data:`SCHEMAS` in their dtypes and a
+    fresh ``RangeIndex`` (a new frame). The frames already have these dtypes; this is for frames
+    that went through a format that loses them (CSV, an older pi_nb's pickles)."""
     schema = _schema(kind)
-    out = df.copy()
+    out = pd.DataFrame(index=range(len(df)))
     for col, dtype in schema.items():
-        series = out[col]
-        if dtype == _TS:
-            out[col] = pd.to_datetime(series, utc=True).astype(_TS)
-            continue
-        cast = {"Int64": int, "boolean": bool, "Float64": float, "string": str}[dtype]
-        values = [None if _is_na(v) else cast(v) for v in series.tolist()]
-        out[col] = pd.Series(pd.array(values, dtype=dtype), index=out.index)
-    return out.reset_index(drop=True)
+        values = [None if _is_na(v) else v for v in df[col].tolist()]
+        if dtype == _frames.TIMESTAMP_DTYPE:
+            values = [v.isoformat() if isinstance(v, pd.Timestamp) else v for v in values]
+        out[col] = _frames._typed(values, dtype)
+    return out
 
 
 def _is_na(value: Any) -> bool:
@@ -143,22 +83,17 @@ def _is_na(value: Any) -> bool:
     )
 
 
-def _schema(kind: str) -> dict[str, str]:
-    if kind not in SCHEMAS:
-        raise NotebookError(f"unknown frame kind {kind!r} (one of {', '.join(FRAME_KINDS)})")
-    return SCHEMAS[kind]
-
-
 def corpus_files(source: Any) -> list[str]:
     """The session files of a directory (recursive ``*.jsonl``, sorted as the frames read them),
     a file, or a list of those."""
-    if isinstance(source, (str, os.PathLike)):
-        return list(_frames._session_files(os.fspath(source)))
-    if isinstance(source, Iterable) and not isinstance(source, (bytes, dict)):
-        out: list[str] = []
-        for item in source:
-            out.extend(corpus_files(item))
-        return out
+    return [f.path for f in _sources(source)]
+
+
+def _sources(source: Any) -> list[Any]:
+    if isinstance(source, (str, os.PathLike)) or (
+        isinstance(source, Iterable) and not isinstance(source, (bytes, Mapping))
+    ):
+        return _frames.file_sources(source)
     raise NotebookError(
         f"a corpus is a directory, a session file or a list of them, got {type(source).__name__}"
     )
@@ -167,38 +102,30 @@ def corpus_files(source: Any) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 # processes, bounded memory
 
-
-def _plain(value: Any) -> Any:
-    """A frame cell back as the Python value the frame function saw (NA -> None)."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, pd.Timestamp):
-        return value.isoformat()
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        return value.item()  # a numpy scalar
-    return value
+Problems = list[tuple[str, int | None, str]]
 
 
-def _rows_of_files(paths: Sequence[str], kinds: Sequence[str]) -> dict[str, list[tuple[Any, ...]]]:
-    """Worker: the rows of each frame kind for a few files (one frame per kind for all of them:
-    a pandas frame costs milliseconds to build, whatever its size)."""
-    out: dict[str, list[tuple[Any, ...]]] = {}
-    for kind in kinds:
-        df = _FUNCS[kind](list(paths))
-        out[kind] = [tuple(_plain(v) for v in row) for row in df.itertuples(index=False, name=None)]
-    return out
+def _worker(
+    paths: Sequence[Any], kinds: Sequence[str], strict: bool | None
+) -> tuple[dict[str, Any], Problems]:
+    """Worker: the frames of a few files (every file read once) and the problems met. Warnings
+    are not raised here (a worker's would be lost): the caller warns."""
+    if strict:
+        return _frames.session_frames(list(paths), kinds, strict=True), []
+    got, errors = _frames.session_frames(list(paths), kinds, strict=False)
+    problems: Problems = [
+        (str(f), None if pd.isna(n) else int(n), str(r))
+        for f, n, r in errors.itertuples(index=False, name=None)
+    ]
+    return got, problems
 
 
-def _frame_from_rows(kind: str, rows: list[tuple[Any, ...]]) -> Any:
-    """What ``<kind>_df`` builds from these rows (its own final step, on all rows at once)."""
-    columns = list(_COLUMNS[kind])
-    df = _frames._finish([dict(zip(columns, r, strict=True)) for r in rows], columns, [], True)
-    if kind == "usage":  # usage_df's own last step
-        for col in ("input", "output", "cache_read", "cache_write", "total_tokens", "context_tokens"):
-            df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
-    return df
+def _concat(kind: str, parts: list[Any]) -> Any:
+    if not parts:
+        return _frames.frame_of_rows(kind, [])
+    if len(parts) == 1:
+        return parts[0].reset_index(drop=True)
+    return pd.concat(parts, ignore_index=True)
 
 
 def load_corpus(
@@ -208,61 +135,93 @@ def load_corpus(
     workers: int | None = None,
     chunk_size: int | None = None,
     in_flight: int | None = None,
-) -> dict[str, Any]:
+    strict: bool | None = None,
+    progress: bool | None = None,
+) -> Any:
     """Every session file of ``source`` into the frames ``kinds``: ``{kind: frame}``.
 
     ``workers`` processes (default: the CPU count; ``1`` reads in this process) each read
     ``chunk_size`` files at a time (default: the files split in ``8 * workers`` chunks, at most
     64 files each); at most ``in_flight`` chunks (default ``2 * workers``) are being read at once,
-    so memory holds a bounded number of parsed sessions plus the rows. The frames equal the
-    in-memory ones (``entries_df(source)`` ...). A file that cannot be read raises, as the
-    in-memory frames do with ``strict=True``.
+    so memory holds a bounded number of parsed sessions plus the frames. Every file is read once
+    for all ``kinds``. The frames equal the in-memory ones (``entries_df(source)`` ...).
+    ``strict`` and ``progress`` as in :mod:`pi_nb.notebook.frames` (``strict=False`` returns
+    ``({kind: frame}, errors)``).
     """
     for kind in kinds:
         _schema(kind)
-    files = corpus_files(source)
+    files = _sources(source)
     workers = workers or os.cpu_count() or 1
-    size = chunk_size or min(64, max(1, math.ceil(len(files) / (8 * workers))))
-    if size < 1:
+    if chunk_size is not None and chunk_size < 1:
         raise NotebookError(f"chunk_size must be 1 or more, got {chunk_size}")
+    if workers <= 1 or len(files) <= 1:
+        return _frames.session_frames(files, kinds, strict=strict, progress=progress)
+    size = chunk_size or min(64, max(1, math.ceil(len(files) / (8 * workers))))
     chunks = [files[i : i + size] for i in range(0, len(files), size)]
-    rows: dict[str, list[tuple[Any, ...]]] = {k: [] for k in kinds}
-    if workers <= 1 or len(chunks) <= 1:
-        for chunk in chunks:
-            for kind, part in _rows_of_files(chunk, kinds).items():
-                rows[kind].extend(part)
-    else:
-        limit = max(1, in_flight or 2 * workers)
-        pending: deque[Future[dict[str, list[tuple[Any, ...]]]]] = deque()
+    parts: dict[str, list[Any]] = {k: [] for k in kinds}
+    problems: Problems = []
+    bar = _frames.Progress(len(files), progress, "session files")
+
+    def take(future: Future[tuple[dict[str, Any], Problems]], n: int) -> None:
+        got, found = future.result()
+        for kind in kinds:
+            parts[kind].append(got[kind])
+        if strict is None:
+            by_file: dict[str, Problems] = {}
+            for p in found:
+                by_file.setdefault(p[0], []).append(p)
+            for path, file_problems in by_file.items():
+                _frames.warn_problems(path, file_problems)
+        problems.extend(found)
+        bar.update(n)
+
+    limit = max(1, in_flight or 2 * workers)
+    pending: deque[tuple[Future[tuple[dict[str, Any], Problems]], int]] = deque()
+    try:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for chunk in chunks:
-                pending.append(pool.submit(_rows_of_files, chunk, list(kinds)))
+                pending.append((pool.submit(_worker, chunk, list(kinds), strict), len(chunk)))
                 if len(pending) >= limit:
-                    for kind, part in pending.popleft().result().items():
-                        rows[kind].extend(part)
+                    take(*pending.popleft())
             while pending:
-                for kind, part in pending.popleft().result().items():
-                    rows[kind].extend(part)
-    return {kind: _frame_from_rows(kind, rows[kind]) for kind in kinds}
+                take(*pending.popleft())
+    finally:
+        bar.close()
+    frames = {kind: _concat(kind, parts[kind]) for kind in kinds}
+    return frames if strict is not False else (frames, _frames.errors_frame(problems))
 
 
 # ---------------------------------------------------------------------------------------------
 # Dask
 
 
-def _partition(paths: Sequence[str], kind: str) -> Any:
-    frame = _FUNCS[kind](list(paths)) if paths else _frame_from_rows(kind, [])
-    return canonical(kind, frame)
+def _partition(paths: Sequence[Any], kinds: Sequence[str], strict: bool | None) -> dict[str, Any]:
+    got = _frames.session_frames(list(paths), kinds, strict=strict)
+    return got[0] if strict is False else got
 
 
-def corpus_dask(source: Any, kind: str, *, files_per_partition: int = 64) -> Any:
-    """The frame ``kind`` of every session file of ``source`` as a ``dask.dataframe``.
+def _pick(parts: dict[str, Any], kind: str) -> Any:
+    return parts[kind]
+
+
+def corpus_dask(
+    source: Any,
+    kind: str | Sequence[str],
+    *,
+    files_per_partition: int = 64,
+    strict: bool | None = None,
+) -> Any:
+    """The frame ``kind`` of every session file of ``source`` as a ``dask.dataframe`` (or, for a
+    list of kinds, ``{kind: dask.dataframe}`` whose partitions share one read of each file).
 
     A ``dask.bag`` of the file paths (``files_per_partition`` per partition, file order kept)
-    maps each partition to the in-memory frame of its files in the :data:`SCHEMAS` schema. Runs
-    wherever Dask runs the graph: the threaded scheduler, processes, or a ``distributed`` cluster
-    (the current ``Client``). Each partition has its own ``RangeIndex``; use
-    ``.compute().reset_index(drop=True)`` for one frame.
+    maps each partition to the in-memory frames of its files, in the :data:`SCHEMAS` dtypes.
+    Runs wherever Dask runs the graph: the threaded scheduler, processes, or a ``distributed``
+    cluster (the current ``Client``). Each partition has its own ``RangeIndex``; use
+    ``.compute().reset_index(drop=True)`` for one frame. A progress bar: ``dask.diagnostics``'
+    ``ProgressBar`` for the local schedulers, ``distributed.progress`` on a cluster. ``strict``
+    as in :mod:`pi_nb.notebook.frames` (``False`` drops the problems; the warnings of
+    ``None`` go to the workers' logs).
     """
     try:
         import dask
@@ -274,15 +233,21 @@ def corpus_dask(source: Any, kind: str, *, files_per_partition: int = 64) -> Any
             'the corpus loader on Dask needs dask: pip install "pi_nb[dask]" '
             '(or "dask[dataframe,distributed]")'
         ) from exc
-    schema = _schema(kind)
+    kinds = [kind] if isinstance(kind, str) else list(kind)
+    for k in kinds:
+        _schema(k)
     if files_per_partition < 1:
         raise NotebookError(f"files_per_partition must be 1 or more, got {files_per_partition}")
-    files = corpus_files(source)
-    meta = canonical(kind, _frame_from_rows(kind, []))
-    assert list(meta.columns) == list(schema)
-    if not files:
-        return dd.from_pandas(meta, npartitions=1)
-    bag = db.from_sequence(files, partition_size=files_per_partition)
-    parts = [delayed(_partition)(part, kind) for part in bag.to_delayed()]
+    files = _sources(source)
+    metas = {k: _frames.frame_of_rows(k, []) for k in kinds}
+    out: dict[str, Any] = {}
     with dask.config.set({"dataframe.convert-string": False}):
-        return dd.from_delayed(parts, meta=meta, verify_meta=False)
+        if not files:
+            out = {k: dd.from_pandas(metas[k], npartitions=1) for k in kinds}
+        else:
+            bag = db.from_sequence(files, partition_size=files_per_partition)
+            parts = [delayed(_partition)(part, kinds, strict) for part in bag.to_delayed()]
+            for k in kinds:
+                pieces = [delayed(_pick)(p, k) for p in parts]
+                out[k] = dd.from_delayed(pieces, meta=metas[k], verify_meta=False)
+    return out[kind] if isinstance(kind, str) else out

@@ -1,12 +1,21 @@
 """matplotlib plots of a session: context size per turn, its composition over time, truncation.
 
-Every function returns a :class:`matplotlib.figure.Figure` built without pyplot (no global
-state, no backend needed: it works with Agg in tests and in nbconvert), so it can be saved,
-embedded, or displayed as a static PNG that survives export. Pass ``ax=`` to draw into an
-existing Axes instead; the Axes' figure is returned.
+Every plot takes a session source: a :class:`~pi_nb.session.SessionManager`, an
+:class:`~pi_nb.agent.AgentSession`, a session file, a directory of session files or a list of
+those (the same normalisation as the frames: :func:`pi_nb.notebook.frames.iter_sessions`). Several
+sessions draw one line per session (context tokens), one bar per session (composition), or are
+summed (truncation).
 
-Inside a kernel the figure is shown as PNG even if pyplot was never imported (a formatter for
-``Figure`` is registered on first use).
+Without ``ax=`` a plot returns a new :class:`matplotlib.figure.Figure` built without pyplot (no
+global state, no backend needed: it works with Agg in tests and in nbconvert), so it can be
+saved, embedded, or displayed as a static PNG that survives export; inside a kernel it is shown
+as PNG even if pyplot was never imported (a formatter for ``Figure`` is registered on first
+use). With ``ax=`` (``axes=`` for :func:`plot_truncation`) the plot draws into that Axes once
+and returns it, like pandas and seaborn: the notebook then shows the figure once, through its
+own backend.
+
+Every axis is labelled with its unit, and axes that count (entries, tokens, results) have
+integer ticks.
 """
 
 from __future__ import annotations
@@ -15,7 +24,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from pi_nb.errors import InvalidMessageError, NotebookError
 from pi_nb.notebook.budget import (
@@ -24,9 +35,10 @@ from pi_nb.notebook.budget import (
     format_tokens,
     message_category,
 )
-from pi_nb.notebook.frames import tool_results_df
-from pi_nb.notebook.views import COLORS, load_session
+from pi_nb.notebook.frames import LoadedSession, iter_sessions, tool_results_df
+from pi_nb.notebook.views import COLORS
 from pi_nb.session.context import session_entry_to_context_messages
+from pi_nb.session.manager import SessionManager
 from pi_nb.tokens import DEFAULT_ENCODING, calculate_context_tokens, count_message_tokens
 
 __all__ = [
@@ -60,11 +72,36 @@ def _ensure_png_formatter() -> None:
 
 
 def _figure(ax: Any, figsize: tuple[float, float]) -> tuple[Figure, Any]:
-    _ensure_png_formatter()
     if ax is not None:
+        if not isinstance(ax, Axes):
+            raise NotebookError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
         return ax.figure, ax
+    _ensure_png_formatter()
     fig = Figure(figsize=figsize, layout="constrained")
     return fig, fig.add_subplot()
+
+
+def _counts(axis: Any) -> None:
+    """Integer ticks on an axis that counts (entries, tokens, results)."""
+    axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+
+
+def _sessions(source: Any) -> list[LoadedSession]:
+    return iter_sessions(source)[0]
+
+
+def _one_session(source: Any, what: str) -> SessionManager:
+    sessions = _sessions(source)
+    if len(sessions) != 1:
+        raise NotebookError(
+            f"{what}() describes one session, got {len(sessions)}: call it once per session "
+            "(pi_nb.notebook.frames.session_managers(source) lists them), or plot them all with the plot"
+        )
+    return sessions[0].manager
+
+
+def _short_id(session_id: str) -> str:
+    return session_id[-8:] if len(session_id) > 8 else session_id
 
 
 def _usable_usage(message: Mapping[str, Any]) -> int | None:
@@ -87,7 +124,10 @@ def context_series(source: Any) -> dict[str, Any]:
     entry_id, text)]}``; ``position`` is the entry's index on the root -> leaf path, ``kind`` is
     ``compaction``, ``branch_summary``, ``branch_point`` or ``model_change``.
     """
-    sm = load_session(source)
+    return _context_series_of(_one_session(source, "context_series"))
+
+
+def _context_series_of(sm: SessionManager) -> dict[str, Any]:
     path: list[Mapping[str, Any]] = list(sm.get_branch())
     children: dict[str, int] = {}
     for entry in sm.get_entries():
@@ -113,7 +153,7 @@ def context_series(source: Any) -> dict[str, Any]:
             markers.append((i, "model_change", eid, f"model {e.get('modelId')}"))
         if children.get(eid, 0) > 1:
             markers.append((i, "branch_point", eid, f"branch point ({children[eid]} children)"))
-    return {"turns": turns, "markers": markers, "path_length": len(path)}
+    return {"turns": turns, "markers": markers, "path_length": len(path), "session_id": sm.get_session_id()}
 
 
 _MARKER_STYLE = {
@@ -131,68 +171,88 @@ def plot_context_tokens(
     reserve_tokens: int = PI_DEFAULT_RESERVE_TOKENS,
     ax: Any = None,
     title: str | None = None,
-) -> Figure:
+) -> Any:
     """Context tokens per response (provider usage) along the active branch, against the window
     and Pi's threshold ``context_window - reserve_tokens``, with compaction, branch and
-    model-change markers."""
-    data = context_series(source)
-    fig, ax = _figure(ax, (9, 4))
-    turns = data["turns"]
-    xs = [t[0] for t in turns]
-    ys = [t[2] for t in turns]
-    ax.plot(xs, ys, marker="o", markersize=3, color=COLORS["usage"], label="context tokens (provider usage)")
+    model-change markers. Several sessions: one line each (markers without their text).
+
+    Returns the new Figure, or ``ax`` when given."""
+    if context_window is not None and context_window <= 0:
+        raise NotebookError(f"context_window must be positive, got {context_window}")
+    series = [_context_series_of(s.manager) for s in _sessions(source)]
+    fig, axes = _figure(ax, (9, 4))
+    several = len(series) > 1
+    for data in series:
+        xs = [t[0] for t in data["turns"]]
+        ys = [t[2] for t in data["turns"]]
+        label = f"session {_short_id(data['session_id'])}" if several else "context tokens (provider usage)"
+        axes.plot(
+            xs,
+            ys,
+            marker="o",
+            markersize=3,
+            color=None if several else COLORS["usage"],
+            label=label if len(series) <= 12 else None,
+        )
     if context_window is not None:
-        if context_window <= 0:
-            raise NotebookError(f"context_window must be positive, got {context_window}")
         threshold = context_window - reserve_tokens
-        ax.axhline(
+        axes.axhline(
             context_window,
             color="#64748b",
             linewidth=1.2,
             label=f"context window {format_tokens(context_window)}",
         )
-        ax.axhline(
+        axes.axhline(
             threshold,
             color=COLORS["error"],
             linestyle="--",
             linewidth=1.2,
             label=f"threshold {format_tokens(threshold)}",
         )
-        ax.axhspan(threshold, context_window, color=COLORS["error"], alpha=0.08, label="reserve")
-        ax.axhline(
+        axes.axhspan(threshold, context_window, color=COLORS["error"], alpha=0.08, label="reserve")
+        axes.axhline(
             context_window * 0.7,
             color=COLORS["warning"],
             linestyle=":",
             linewidth=0.8,
             label="70% (Pi warning)",
         )
-        ax.axhline(
+        axes.axhline(
             context_window * 0.9, color=COLORS["error"], linestyle=":", linewidth=0.8, label="90% (Pi error)"
         )
-        ax.set_ylim(0, context_window * 1.05)
+        axes.set_ylim(0, context_window * 1.05)
     seen: set[str] = set()
-    for pos, kind, _eid, text in data["markers"]:
-        color, style, width = _MARKER_STYLE[kind]
-        label = kind.replace("_", " ") if kind not in seen else None
-        seen.add(kind)
-        ax.axvline(pos, color=color, linestyle=style, linewidth=width, label=label)
-        ax.annotate(
-            text,
-            (pos, 1),
-            xycoords=("data", "axes fraction"),
-            rotation=90,
-            fontsize=7,
-            va="top",
-            ha="right",
-            color=color,
-        )
-    ax.set_xlabel("position on the active branch (entry index)")
-    ax.set_ylabel("tokens")
-    ax.set_xlim(-0.5, max(data["path_length"] - 0.5, 0.5))
-    ax.set_title(title or "Context tokens per response")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
-    ax.grid(alpha=0.3)
-    return fig
+    for data in series:
+        for pos, kind, _eid, text in data["markers"]:
+            color, style, width = _MARKER_STYLE[kind]
+            label = kind.replace("_", " ") if kind not in seen else None
+            seen.add(kind)
+            axes.axvline(
+                pos, color=color, linestyle=style, linewidth=width, label=label, alpha=0.5 if several else 1
+            )
+            if not several:
+                axes.annotate(
+                    text,
+                    (pos, 1),
+                    xycoords=("data", "axes fraction"),
+                    rotation=90,
+                    fontsize=7,
+                    va="top",
+                    ha="right",
+                    color=color,
+                )
+    longest = max((d["path_length"] for d in series), default=0)
+    axes.set_xlabel("position on the active branch (entry index)")
+    axes.set_ylabel("context size (tokens)")
+    _counts(axes.xaxis)
+    _counts(axes.yaxis)
+    axes.set_xlim(-0.5, max(longest - 0.5, 0.5))
+    default = "Context tokens per response" + (f" ({len(series)} sessions)" if several else "")
+    axes.set_title(title or default)
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
+    axes.grid(alpha=0.3)
+    return fig if ax is None else ax
 
 
 def composition_series(source: Any, *, encoding: str = DEFAULT_ENCODING) -> dict[str, Any]:
@@ -204,7 +264,10 @@ def composition_series(source: Any, *, encoding: str = DEFAULT_ENCODING) -> dict
     Each entry is counted once. Returns ``{"positions": [...], "entry_ids": [...],
     "categories": {name: [...]}}``.
     """
-    sm = load_session(source)
+    return _composition_of(_one_session(source, "composition_series"), encoding)
+
+
+def _composition_of(sm: SessionManager, encoding: str) -> dict[str, Any]:
     path = sm.get_branch()
     cats = MESSAGE_CATEGORIES
     per_entry: list[dict[str, int]] = []
@@ -240,18 +303,45 @@ def composition_series(source: Any, *, encoding: str = DEFAULT_ENCODING) -> dict
         else:
             for c in cats:
                 running[c] += per_entry[i][c]
-    return {"positions": positions, "entry_ids": ids, "categories": series, "encoding": encoding}
+    return {
+        "positions": positions,
+        "entry_ids": ids,
+        "categories": series,
+        "encoding": encoding,
+        "session_id": sm.get_session_id(),
+    }
 
 
 def plot_token_composition(
     source: Any, *, encoding: str = DEFAULT_ENCODING, ax: Any = None, title: str | None = None
-) -> Figure:
-    """Stacked areas: what the context held, by category (tiktoken), at each response."""
-    data = composition_series(source, encoding=encoding)
-    fig, ax = _figure(ax, (9, 4))
+) -> Any:
+    """Stacked areas: what the context held, by category (tiktoken), at each response. Several
+    sessions: one stacked bar per session, what its context held at its last response.
+
+    Returns the new Figure, or ``ax`` when given."""
+    series = [_composition_of(s.manager, encoding) for s in _sessions(source)]
+    fig, axes = _figure(ax, (9, 4))
+    ylabel = f"context size (tokens, {encoding})"
+    if len(series) > 1:
+        names = [_short_id(d["session_id"]) for d in series]
+        bottom = [0] * len(series)
+        for c in MESSAGE_CATEGORIES:
+            heights = [d["categories"][c][-1] if d["positions"] else 0 for d in series]
+            axes.bar(names, heights, bottom=bottom, color=COLORS[c], label=c, alpha=0.85)
+            bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+        axes.set_xlabel("session (last 8 characters of its id)")
+        axes.set_ylabel(ylabel)
+        _counts(axes.yaxis)
+        if len(series) > 8:
+            axes.tick_params(axis="x", labelrotation=90)
+        axes.set_title(title or f"Context composition at the last response ({len(series)} sessions)")
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
+        axes.grid(alpha=0.3, axis="y")
+        return fig if ax is None else ax
+    data = series[0] if series else {"positions": [], "categories": {}}
     xs = data["positions"]
     if xs:
-        ax.stackplot(
+        axes.stackplot(
             xs,
             *[data["categories"][c] for c in MESSAGE_CATEGORIES],
             labels=list(MESSAGE_CATEGORIES),
@@ -260,40 +350,50 @@ def plot_token_composition(
             step="post",
         )
     else:
-        ax.text(
+        axes.text(
             0.5,
             0.5,
             "no assistant responses on the active branch",
             ha="center",
             va="center",
-            transform=ax.transAxes,
+            transform=axes.transAxes,
         )
-    ax.set_xlabel("position on the active branch (entry index)")
-    ax.set_ylabel(f"tokens ({encoding})")
-    ax.set_title(title or "Context composition at each response (system prompt and tools not recorded)")
+    axes.set_xlabel("position on the active branch (entry index)")
+    axes.set_ylabel(ylabel)
+    _counts(axes.xaxis)
+    _counts(axes.yaxis)
+    axes.set_title(title or "Context composition at each response (system prompt and tools not recorded)")
     if xs:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
-    ax.grid(alpha=0.3)
-    return fig
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
+    axes.grid(alpha=0.3)
+    return fig if ax is None else ax
 
 
-def plot_truncation(source: Any, *, axes: Sequence[Any] | None = None, title: str | None = None) -> Figure:
-    """Per tool: how many results were cut (by lines / by bytes) and how many bytes the model
-    saw against the full outputs."""
+def plot_truncation(source: Any, *, axes: Sequence[Any] | None = None, title: str | None = None) -> Any:
+    """Per tool (over every session of ``source``): how many results were cut (by lines / by
+    bytes) and how many bytes the model saw against the full outputs.
+
+    Returns the new Figure, or ``axes`` (as a list) when given."""
+    if axes is not None and (len(axes) != 2 or not all(isinstance(a, Axes) for a in axes)):
+        raise NotebookError("plot_truncation() draws into two matplotlib Axes: axes=[ax1, ax2]")
     df = tool_results_df(source)
-    _ensure_png_formatter()
     if axes is None:
+        _ensure_png_formatter()
         fig = Figure(figsize=(10, 4), layout="constrained")
         ax1, ax2 = fig.subplots(1, 2)
     else:
-        if len(axes) != 2:
-            raise NotebookError("plot_truncation() draws into two axes")
         ax1, ax2 = axes
         fig = ax1.figure
+    result = fig if axes is None else [ax1, ax2]
+    for ax in (ax1, ax2):
+        ax.set_xlabel("tool")
+    ax1.set_ylabel("tool results (count)")
+    ax2.set_ylabel("output size (bytes)")
+    _counts(ax1.yaxis)
     if df.empty:
         for ax in (ax1, ax2):
             ax.text(0.5, 0.5, "no tool results", ha="center", va="center", transform=ax.transAxes)
-        return fig
+        return result
     tools = sorted(df["tool_name"].dropna().astype(str).unique())
     by = df["truncated_by"].where(df["truncated"].fillna(False).astype(bool), "none").fillna("none")
     counts = {
@@ -308,7 +408,6 @@ def plot_truncation(source: Any, *, axes: Sequence[Any] | None = None, title: st
     ):
         ax1.bar(tools, counts[key], bottom=bottom, color=color, label=label)
         bottom = [b + c for b, c in zip(bottom, counts[key], strict=True)]
-    ax1.set_ylabel("tool results")
     ax1.set_title("results per tool")
     ax1.legend(fontsize=7)
     total = df["total_bytes"].astype("Float64").fillna(df["content_bytes"].astype("Float64"))
@@ -321,9 +420,11 @@ def plot_truncation(source: Any, *, axes: Sequence[Any] | None = None, title: st
     ax2.set_xticks(x, tools)
     if any(v > 0 for v in tot):
         ax2.set_yscale("log")
-    ax2.set_ylabel("bytes")
+        ax2.set_ylabel("output size (bytes, log scale)")
+    else:
+        _counts(ax2.yaxis)
     ax2.set_title("bytes kept vs. full output")
     ax2.legend(fontsize=7)
     if title:
         fig.suptitle(title)
-    return fig
+    return result

@@ -327,13 +327,14 @@ def test_list_has_snake_case_columns_and_datetimes_even_when_empty(shell: Any, t
     r = shell.run_cell_magic("pi", "--no-render", "read notes.txt")
     frame = shell.run_line_magic("pi", "list")
     assert list(frame.columns) == list(empty.columns)
-    assert {"id", "message_count", "first_message", "modified", "path"} <= set(frame.columns)
+    assert {"session_id", "message_count", "first_message", "modified", "session_file"} <= set(frame.columns)
     row = frame.iloc[0]
-    assert row["id"] == r.session_id and row["path"] == r.session_file and row["message_count"] >= 2
+    assert row["session_id"] == r.session_id and row["session_file"] == r.session_file
+    assert row["message_count"] >= 2
     assert str(frame.dtypes["modified"]).startswith("datetime64") and str(
         empty.dtypes["modified"]
     ).startswith("datetime64")
-    assert str(frame.dtypes["message_count"]) == "Int64" and str(frame.dtypes["id"]) == "string"
+    assert str(frame.dtypes["message_count"]) == "Int64" and str(frame.dtypes["session_id"]) == "string"
 
 
 def test_completion_on_the_first_line_of_a_cell(shell: Any) -> None:

@@ -74,45 +74,37 @@ def test_columns_picks_and_unknown_columns_say_which_exist() -> None:
     assert list(got.columns) == ["session_id"] and errors.empty
 
 
-def _without_costs(tmp_path: Path) -> Path:
+def _without_costs(tmp_path: Path, provider: str, model: str) -> Path:
+    """A real Pi file whose answers name ``provider/model`` and store no cost."""
     lines = [json.loads(line) for line in (REAL_PI / "tools.jsonl").read_text().splitlines() if line.strip()]
     for e in lines:
         msg = e.get("message")
         if isinstance(msg, dict) and msg.get("role") == "assistant":
             msg["usage"].pop("cost", None)
-    path = tmp_path / "nocost.jsonl"
+            msg["provider"], msg["model"] = provider, model
+    path = tmp_path / f"nocost-{provider}.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in lines))
     return path
 
 
-def test_costs_stored_priced_from_the_catalog_or_missing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = _without_costs(tmp_path)
-    if not hasattr(pi_nb, "calculate_cost"):
-        row = F.sessions_df(path).iloc[0]
-        assert pd.isna(row["cost_total"]) and row["unpriced_responses"] == row["responses"]
-    seen: list[tuple[str, Any]] = []
-
-    def calculate_cost(spec: str, usage: Any) -> dict[str, float]:
-        seen.append((spec, usage))
-        if spec != "pi-nb-offline/offline":
-            raise LookupError(spec)
-        return {"total": usage["input"] * 1e-6}
-
-    monkeypatch.setattr(pi_nb, "calculate_cost", calculate_cost, raising=False)
-    row = F.sessions_df(path).iloc[0]
+def test_costs_stored_priced_from_the_catalog_or_missing(tmp_path: Path) -> None:
+    # answers of a catalog model with no stored cost are priced as Pi prices them
+    path = _without_costs(tmp_path, "anthropic", "claude-sonnet-4-5")
+    spec = pi_nb.find_model("anthropic", "claude-sonnet-4-5")
+    assert spec is not None
     usage = F.usage_df(path)
-    assert row["unpriced_responses"] == 0
-    assert row["cost_total"] == pytest.approx(usage["input"].sum() * 1e-6)
-    assert {s for s, _ in seen} == {"pi-nb-offline/offline"}
-    # a stored cost is used as it is, never recomputed
-    seen.clear()
-    F.sessions_df(REAL_PI / "tools.jsonl")
-    assert seen == []
-    # a model the catalog does not know stays unpriced
-    monkeypatch.setattr(pi_nb, "calculate_cost", lambda spec, usage: (_ for _ in ()).throw(LookupError(spec)))
+    expected = sum(
+        pi_nb.calculate_cost(spec, {k: int(r[k]) for k in ("input", "output", "cacheRead", "cacheWrite")})["total"]
+        for _, r in usage.rename(columns={"cache_read": "cacheRead", "cache_write": "cacheWrite"}).iterrows()
+    )
     row = F.sessions_df(path).iloc[0]
+    assert row["unpriced_responses"] == 0 and expected > 0
+    assert row["cost_total"] == pytest.approx(expected)
+    # a stored cost is used as it is (the real file stores zeros: the offline model is free)
+    assert F.sessions_df(REAL_PI / "tools.jsonl").iloc[0]["cost_total"] == 0
+    # a model the catalog does not know stays unpriced
+    unknown = _without_costs(tmp_path, "no-such-provider", "no-such-model")
+    row = F.sessions_df(unknown).iloc[0]
     assert pd.isna(row["cost_total"]) and row["unpriced_responses"] == row["responses"] > 0
 
 

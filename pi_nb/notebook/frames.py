@@ -1107,23 +1107,19 @@ def _compaction_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
 
 
 def _price(provider: Any, model: Any, usage: Mapping[str, Any]) -> float | None:
-    """The cost of a response whose usage carries none, from the model catalog when pi_nb has one
-    (``pi_nb.calculate_cost``); ``None`` when it cannot be priced."""
-    try:
-        from pi_nb import calculate_cost  # type: ignore[attr-defined]
-    except ImportError:
-        return None
+    """The cost of a response whose usage carries none, priced from the model catalog as Pi would
+    (``pi_nb.calculate_cost``); ``None`` when the catalog does not know the model."""
+    from pi_nb.providers.catalog import calculate_cost, find_model
+
     if not isinstance(provider, str) or not isinstance(model, str):
         return None
-    try:
-        cost = calculate_cost(f"{provider}/{model}", usage)
-    except (PiNbError, LookupError, TypeError, ValueError):
+    spec = find_model(provider, model)
+    if spec is None:
         return None
-    if isinstance(cost, Mapping):
-        cost = cost.get("total")
-    else:
-        cost = getattr(cost, "total", cost)
-    return _as_float(cost)
+    try:
+        return _as_float(calculate_cost(spec, usage)["total"])
+    except (PiNbError, TypeError, ValueError):
+        return None
 
 
 def _session_row(s: LoadedSession) -> tuple[Any, ...]:

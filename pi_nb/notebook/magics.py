@@ -1065,7 +1065,9 @@ class PiMagics(Magics):  # type: ignore[misc]
         cwd = os.path.abspath(os.path.expanduser(a.cwd)) if a.cwd else self._cwd()
         if not os.path.isdir(cwd):
             raise UsageError(f"%pi list: no such folder: {cwd} — give the working directory of the sessions")
-        return _sessions_frame(list_sessions(cwd))
+        from pi_nb.notebook.frames import session_list_df
+
+        return session_list_df(list_sessions(cwd))
 
     def _cmd_model(self, a: argparse.Namespace) -> str:
         s = self._ensure_session("%pi model")
@@ -1450,35 +1452,6 @@ def _turns(branch: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 #: ``%pi list``'s columns and their dtypes (the frames' conventions: snake_case, nullable dtypes, datetimes)
-_LIST_COLUMNS = {
-    "id": "string",
-    "name": "string",
-    "cwd": "string",
-    "created": "datetime64[ns, UTC]",
-    "modified": "datetime64[ns, UTC]",
-    "message_count": "Int64",
-    "first_message": "string",
-    "parent_session_path": "string",
-    "path": "string",
-}
-
-
-def _sessions_frame(infos: Sequence[Any]) -> Any:
-    """The sessions of ``%pi list`` as a frame (most recently active first); the same columns
-    when there is none."""
-    import pandas as pd
-
-    rows = [{column: getattr(info, column) for column in _LIST_COLUMNS} for info in infos]
-    frame = pd.DataFrame(rows, columns=list(_LIST_COLUMNS))
-    for column, dtype in _LIST_COLUMNS.items():
-        frame[column] = (
-            pd.to_datetime(frame[column], utc=True)
-            if dtype.startswith("datetime")
-            else frame[column].astype(dtype)
-        )
-    return frame
-
-
 def _turn_failure(result: Any) -> str | None:
     """Why a finished prompt failed, or ``None``: the result's own ``error`` where it has one, else
     the last assistant message stopping with ``stopReason == "error"``."""

@@ -278,8 +278,12 @@ def test_budget_view_bundle_and_errors() -> None:
     view = token_budget(FIXTURE, model_context_window=200_000)
     bundle = view._repr_mimebundle_()
     assert "provider usage" in bundle["text/plain"] and "pi-nb-budget" in bundle["text/html"]
+    # without a window, the model the session used is looked up in the catalog
+    found = token_budget(FIXTURE)
+    assert isinstance(found, BudgetView) and found.budget.context_window == 200_000  # claude-sonnet-4-5
     with pytest.raises(NotebookError, match="model_context_window"):
-        token_budget(FIXTURE)
+        token_budget([{"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+                       "message": {"role": "user", "content": "hi", "timestamp": 1}}])
     with pytest.raises(NotebookError, match="TokenBudget or a BudgetInput"):
         BudgetView("nope")  # type: ignore[arg-type]
 

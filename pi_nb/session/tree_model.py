@@ -25,7 +25,7 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from pi_nb._js import UNDEFINED, Undefined, js_stringify
 from pi_nb.errors import NotebookError
-from pi_nb.session.context import build_context_entries, session_entry_to_context_messages
+from pi_nb.session.context import _context_entries_from_path, session_entry_to_context_messages
 from pi_nb.session.manager import _sort_by_timestamp
 from pi_nb.tokens import DEFAULT_ENCODING, count_message_tokens, estimate_tokens
 
@@ -250,6 +250,7 @@ class SessionTreeModel:
         self.expanded_runs: set[str] = set()
         self.selected_id: str | None = None
         self._token_cache: dict[str, tuple[int, int]] = {}
+        self._display_cache: dict[str, tuple[str, str, str, str]] = {}
         self.rebuilds = 0
         """How many times the index was built from scratch (the rest were extensions)."""
         self.version = 0
@@ -328,11 +329,15 @@ class SessionTreeModel:
     def _build(self, entries: Sequence[Mapping[str, Any]] | None = None) -> None:
         """The whole index from the source's entries."""
         self.rebuilds += 1
+        self._display_cache.clear()
+        self._token_cache.clear()
         if entries is None:
             entries = self.session.get_entries()
         self._entries_ref = entries
         self._nodes: dict[str, _Node] = {}
         self._tool_calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
+        self._calls_scanned: set[str] = set()
+        self._all_calls_scanned = False
         self._labeled: set[str] = set()
         self._roots: list[_Node] = []
         nodes = self._nodes
@@ -358,7 +363,8 @@ class SessionTreeModel:
                 if len(node.children) > 1:
                     self._sort_children(node)
             for node in nodes.values():
-                self._index_entry(node)
+                if node.entry.get("type") == "label":
+                    self._index_entry(node)
         self._seen = len(entries)
         self._last_entry = entries[-1] if entries else None
         self._shown_leaf = self._source_leaf()
@@ -395,20 +401,46 @@ class SessionTreeModel:
         ordered = _sort_by_timestamp([cast(dict[str, Any], c.entry) for c in node.children])
         node.children = [by_entry[id(e)] for e in ordered]
 
+    def _tool_call(self, entry: Mapping[str, Any], call_id: str) -> tuple[str, Mapping[str, Any]] | None:
+        """The tool call a tool result answers: looked up on the result's ancestors (the calling
+        assistant message is usually its parent), then anywhere; cached."""
+        hit = self._tool_calls.get(call_id)
+        if hit is not None or call_id in self._calls_scanned:
+            return hit
+        node = self._nodes.get(str(entry.get("id")))
+        cur = node.parent if node is not None else None
+        steps = 0
+        while cur is not None and steps < 64:
+            if self._scan_calls(cur.entry, call_id):
+                return self._tool_calls[call_id]
+            cur = cur.parent
+            steps += 1
+        if not self._all_calls_scanned:
+            for other in self._nodes.values():
+                self._scan_calls(other.entry, call_id)
+            self._all_calls_scanned = True
+        self._calls_scanned.add(call_id)
+        return self._tool_calls.get(call_id)
+
+    def _scan_calls(self, entry: Mapping[str, Any], call_id: str) -> bool:
+        if entry.get("type") != "message":
+            return False
+        msg = entry.get("message")
+        if not isinstance(msg, Mapping) or msg.get("role") != "assistant" or not isinstance(msg.get("content"), list):
+            return False
+        found = False
+        for block in msg["content"]:
+            if isinstance(block, Mapping) and block.get("type") == "toolCall":
+                args = block.get("arguments")
+                bid = str(block.get("id"))
+                self._tool_calls.setdefault(bid, (str(block.get("name")), args if isinstance(args, Mapping) else {}))
+                found = found or bid == call_id
+        return found
+
     def _index_entry(self, node: _Node) -> None:
         entry = node.entry
         etype = entry.get("type")
-        if etype == "message":
-            msg = entry.get("message")
-            if isinstance(msg, Mapping) and msg.get("role") == "assistant" and isinstance(msg.get("content"), list):
-                for block in msg["content"]:
-                    if isinstance(block, Mapping) and block.get("type") == "toolCall":
-                        args = block.get("arguments")
-                        self._tool_calls[str(block.get("id"))] = (
-                            str(block.get("name")),
-                            args if isinstance(args, Mapping) else {},
-                        )
-        elif etype == "label":
+        if etype == "label":
             target = entry.get("targetId")
             if isinstance(target, str):
                 if self.session.get_label(target):
@@ -460,11 +492,10 @@ class SessionTreeModel:
 
     def _compute_context(self) -> None:
         leaf = self._shown_leaf
-        if leaf is not None and leaf in self._nodes:
-            entries = [n.entry for n in self._path] if self._path else []
-            self._context_ids: set[str] = {
-                str(e.get("id")) for e in build_context_entries(entries, leaf)
-            }
+        if leaf is not None and leaf in self._nodes and self._path:
+            # the same selection as build_context_entries, on the path already walked
+            path = [n.entry for n in self._path]
+            self._context_ids: set[str] = {str(e.get("id")) for e in _context_entries_from_path(path)}
         else:
             self._context_ids = set()
 
@@ -512,6 +543,8 @@ class SessionTreeModel:
         if not made or made[-1].id != leaf:
             return False
         # commit: the index
+        self._calls_scanned.clear()
+        self._all_calls_scanned = False
         if self._follow_selection:
             self.selected_id = leaf
         prev = old_leaf
@@ -731,7 +764,10 @@ class SessionTreeModel:
     def _row(self, node: _Node, indent: int) -> TreeRow:
         entry = node.entry
         eid = node.id
-        title, text, kind, detail = self.display(entry)
+        shown = self._display_cache.get(eid)
+        if shown is None:  # entries never change: their display text is computed once
+            shown = self._display_cache[eid] = self.display(entry)
+        title, text, kind, detail = shown
         folded = eid in self.folded
         return TreeRow(
             entry_id=eid,
@@ -1006,7 +1042,7 @@ class SessionTreeModel:
                         text = "(no content)"
                 return "assistant:", text, "assistant", detail
             if role == "toolResult":
-                call = self._tool_calls.get(str(msg.get("toolCallId")))
+                call = self._tool_call(entry, str(msg.get("toolCallId")))
                 title = format_tool_call(*call) if call else f"[{msg.get('toolName') or 'tool'}]"
                 details = _mapping(msg.get("details"))
                 trunc = details.get("truncation") if isinstance(details.get("truncation"), Mapping) else None

@@ -265,6 +265,7 @@ class BudgetView(_WidgetView):
         self.min_interval = min_interval
         self.live = live
         self._lock = threading.Lock()
+        self._refresh_lock = threading.RLock()
         self._pending: TokenBudget | BudgetInput | None = None
         self._timer: threading.Timer | None = None
         self._last_draw = 0.0
@@ -318,13 +319,14 @@ class BudgetView(_WidgetView):
         it changed (or when ``force``); ``True`` if it redrew."""
         if self._session is None:
             raise NotebookError("refresh() needs a view made with BudgetView.from_session()")
-        state = self._state()
-        if not force and state == self._seen:
-            return False
-        sm, args = self._session
-        self._seen = state
-        self.update(self.tracker.session_input(sm, **args), force=True)
-        return True
+        with self._refresh_lock:
+            state = self._state()
+            if not force and state == self._seen:
+                return False
+            sm, args = self._session
+            self._seen = state
+            self.update(self.tracker.session_input(sm, **args), force=True)
+            return True
 
     def to_html(self) -> str:
         if self._session is not None:

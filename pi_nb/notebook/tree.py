@@ -13,6 +13,7 @@ doing something the user did not see.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -291,6 +292,7 @@ class SessionTreeView(_WidgetView):
         self.last_status = ""
         self._syncing = False
         self._drawn_version = -1
+        self._refresh_lock = threading.RLock()
         self._drawn_page = -1
         self._row_keys: set[str] = set()
         if self.agent_session is not None:
@@ -306,25 +308,29 @@ class SessionTreeView(_WidgetView):
     # -- static -----------------------------------------------------------------------------
 
     def to_html(self) -> str:
-        self.refresh()
-        return render_tree_html(self.model, page=self.page, show_tokens=self.show_tokens)
+        with self._refresh_lock:
+            self.refresh()
+            return render_tree_html(self.model, page=self.page, show_tokens=self.show_tokens)
 
     def to_text(self) -> str:
-        self.refresh()
-        return render_tree_text(self.model, page=self.page)
+        with self._refresh_lock:
+            self.refresh()
+            return render_tree_text(self.model, page=self.page)
 
     # -- actions (also usable without a widget) ---------------------------------------------
 
     def refresh(self) -> bool:
-        """Catch up with the session (new entries, a moved leaf) and redraw; ``True`` if it changed."""
-        followed = self.model.selected_id == self.model.leaf_id
-        changed = self.model.refresh()
-        if changed:
-            if followed:
-                self.page = self.model.page_of(self.model.leaf_id)
-            self.page = min(self.page, self.model.page_count - 1)
-            self._sync()
-        return changed
+        """Catch up with the session (new entries, a moved leaf) and redraw; ``True`` if it changed.
+        Safe to call from another thread (an agent's events, a follower's poll)."""
+        with self._refresh_lock:
+            followed = self.model.selected_id == self.model.leaf_id
+            changed = self.model.refresh()
+            if changed:
+                if followed:
+                    self.page = self.model.page_of(self.model.leaf_id)
+                self.page = min(self.page, self.model.page_count - 1)
+                self._sync()
+            return changed
 
     def _check_current(self) -> None:
         """Refuse an action when the session moved since this view was last drawn."""

@@ -348,6 +348,8 @@ class SessionTreeModel:
                 duplicate = True
                 break
             nodes[eid] = _Node(entry, eid)
+        self._missing_parents: set[str] = set()
+        self._exact_tree = duplicate
         if duplicate:
             self._build_from_tree()
         else:
@@ -355,6 +357,8 @@ class SessionTreeModel:
                 pid = node.entry.get("parentId")
                 parent = nodes.get(pid) if isinstance(pid, str) and pid != node.id else None
                 if parent is None:
+                    if isinstance(pid, str) and pid != node.id:
+                        self._missing_parents.add(pid)
                     self._roots.append(node)
                 else:
                     node.parent = parent
@@ -515,70 +519,88 @@ class SessionTreeModel:
         self._root_count = roots
 
     def _extend(self, entries: Sequence[Mapping[str, Any]], leaf: str | None) -> bool:
-        """Add the entries after ``self._seen`` when they continue the shown leaf as one chain.
-        Returns ``False`` (nothing changed) when the new entries do something else."""
+        """Index the entries after ``self._seen`` (an append-only session). When they continue
+        the shown leaf as one chain, the flat order and the row groups are extended too; else
+        only what depends on the leaf is redone. ``False``: the index cannot be extended (an id
+        seen before, or one that earlier entries named as a missing parent) - rebuild."""
+        if self._exact_tree:
+            return False
         new = entries[self._seen :]
         old_leaf = self._nodes.get(self._shown_leaf) if self._shown_leaf is not None else None
-        if old_leaf is None or old_leaf.children or not old_leaf.visited or old_leaf.id in self.folded:
-            return False
-        if not isinstance(self._leaf_override, Undefined):
-            return False
-        parent = old_leaf
-        made: list[_Node] = []
-        made_ids: set[str] = set()
+        chain = (
+            old_leaf is not None
+            and not old_leaf.children
+            and old_leaf.visited
+            and old_leaf.id not in self.folded
+            and isinstance(self._leaf_override, Undefined)
+        )
+        made: dict[str, _Node] = {}
+        parent_id = old_leaf.id if old_leaf is not None else None
         for entry in new:
             eid = entry.get("id")
-            if (
-                not isinstance(eid, str)
-                or eid in self._nodes
-                or eid in made_ids
-                or entry.get("parentId") != parent.id
-            ):
+            if not isinstance(eid, str) or eid in self._nodes or eid in made or eid in self._missing_parents:
                 return False
-            made_ids.add(eid)
-            node = _Node(entry, eid)
-            node.parent = parent
-            made.append(node)
-            parent = node
-        if not made or made[-1].id != leaf:
+            made[eid] = _Node(entry, eid)
+            if entry.get("parentId") != parent_id or eid == parent_id:
+                chain = False
+            parent_id = eid
+        if not made:
             return False
+        nodes = list(made.values())
+        chain = chain and nodes[-1].id == leaf
         # commit: the index
         self._calls_scanned.clear()
         self._all_calls_scanned = False
+        self._nodes.update(made)
+        for node in nodes:
+            pid = node.entry.get("parentId")
+            parent = self._nodes.get(pid) if isinstance(pid, str) and pid != node.id else None
+            if parent is None:
+                if isinstance(pid, str) and pid != node.id:
+                    self._missing_parents.add(pid)
+                self._roots.append(node)
+            else:
+                node.parent = parent
+                parent.children.append(node)
+                if len(parent.children) > 1:
+                    self._sort_children(parent)
+            if node.entry.get("type") == "label":
+                self._index_entry(node)
+        self._seen = len(entries)
+        self._last_entry = entries[-1]
+        if not chain or old_leaf is None:
+            self._shown_leaf = leaf
+            self._flatten()
+            return True
         if self._follow_selection:
             self.selected_id = leaf
         prev = old_leaf
-        for node in made:
-            prev.children.append(node)
-            self._nodes[node.id] = node
+        for node in nodes:
             node.visited = True
             node.indent = prev.indent if not (prev.just_branched and prev.indent > 0) else prev.indent + 1
             node.just_branched = False
-            self._index_entry(node)
             self._active.add(node.id)
             self._path.append(node)
             t = str(node.entry.get("type"))
             self._types[t] = self._types.get(t, 0) + 1
             prev = node
         # leaves, branch points and roots are unchanged: the old leaf had no children, the chain is linear
-        pos = len(self._path) - len(made)  # the old leaf is at pos - 1 in the flat order
-        self._flat[pos:pos] = made
-        self._seen = len(entries)
-        self._last_entry = entries[-1]
+        pos = len(self._path) - len(nodes)  # the old leaf is at pos - 1 in the flat order
+        self._flat[pos:pos] = nodes
         self._shown_leaf = leaf
-        if any(n.entry.get("type") in _CONTEXT_RESETS for n in made) or not self._context_ids:
+        if any(n.entry.get("type") in _CONTEXT_RESETS for n in nodes) or not self._context_ids:
             self._compute_context()
         else:
-            self._context_ids.update(n.id for n in made)
+            self._context_ids.update(n.id for n in nodes)
         if (
             self._groups_dirty
             or self.filter_mode != "all"
             or self.folded
-            or any(n.entry.get("type") == "label" for n in made)
+            or any(n.entry.get("type") == "label" for n in nodes)
         ):
             self._groups_dirty = True
         else:
-            self._extend_groups(old_leaf, made)
+            self._extend_groups(old_leaf, nodes)
         return True
 
     def _extend_groups(self, old_leaf: _Node, made: list[_Node]) -> None:

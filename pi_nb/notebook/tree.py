@@ -394,7 +394,8 @@ class SessionTreeView(_WidgetView):
         if custom_instructions is not None and not summarize:
             raise NotebookError("custom instructions only apply when summarizing")
         if target == self.model.leaf_id:
-            self.last_status = f"nothing changed: {target} is already the leaf"
+            # Pi's /tree: "Selecting the current leaf is a no-op (already there)"
+            self.last_status = f"Already at this point: {target} is the leaf, nothing changed"
             self._sync()
             return None
         result = self.on_navigate(target, summarize, custom_instructions)

@@ -166,6 +166,8 @@ def test_views_take_directories_lists_and_agent_sessions(tmp_path: Path) -> None
     leaf = agent.session_manager.get_leaf_id()
     agent.run("again")  # agent events refresh the tree
     assert tree.model.leaf_id == agent.session_manager.get_leaf_id() != leaf
+    assert budget.budget.leaf_id == tree.model.leaf_id  # the budget followed the turn too
+    assert budget.budget.system_prompt_known
     target = next(
         e["id"] for e in agent.session_manager.get_entries()
         if e["type"] == "message" and e["message"]["role"] == "assistant"

@@ -443,8 +443,24 @@ def token_budget(
         kwargs.setdefault("reserve_tokens", c.reserve_tokens)
         kwargs.setdefault("keep_recent_tokens", c.keep_recent_tokens)
         kwargs.setdefault("compaction_enabled", c.enabled)
+        kwargs.setdefault("system_prompt", source.system_prompt)
+        kwargs.setdefault("system_prompt_parts", source.system_prompt_parts())
+        kwargs.setdefault(
+            "tools",
+            [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in source.agent.state.tools],
+        )
         window = model_context_window or source.model.context_window
-        return BudgetView.from_session(source.session_manager, model_context_window=window, **kwargs)
+        view = BudgetView.from_session(source.session_manager, model_context_window=window, **kwargs)
+
+        def on_event(event: Mapping[str, Any]) -> None:
+            if event.get("type") in ("message_end", "compaction_end", "session_tree", "agent_end"):
+                try:
+                    view.refresh()
+                except Exception:  # a view must never break a turn
+                    pass
+
+        source.subscribe(on_event)
+        return view
     sources = session_sources(source)
     views: list[BudgetView] = []
     for s in sources:

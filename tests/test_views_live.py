@@ -174,6 +174,9 @@ def test_views_take_directories_lists_and_agent_sessions(tmp_path: Path) -> None
     )
     tree.navigate(target)  # through the AgentSession (Pi's navigateTree)
     assert agent.session_manager.get_leaf_id() == target == tree.model.leaf_id
+    from pi_nb.notebook.context_view import ContextView
+
+    assert f"at leaf {target}" in ContextView.from_session(agent).to_text()  # a snapshot says where
 
 
 def test_truncation_view_refuses_what_is_not_text(tmp_path: Path) -> None:

@@ -23,6 +23,18 @@ from pi_nb.session.tail import SessionTail
 HEADER = {"type": "session", "version": 3, "id": "follow-1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"}
 
 
+
+def catalog_window(provider: str, model_id: str) -> int:
+    """The window the model catalog gives (Pi's catalog when pi_nb has it, else the registry)."""
+    try:
+        from pi_nb.providers.catalog import context_window_for  # type: ignore[import-not-found]
+    except ImportError:
+        from pi_nb.providers.registry import KNOWN_MODELS  # type: ignore[attr-defined]
+
+        return int(KNOWN_MODELS[f"{provider}/{model_id}"].context_window)
+    return int(context_window_for(provider, model_id))
+
+
 def entry(i: int, parent: str | None) -> dict:
     role = "user" if i % 2 == 0 else "assistant"
     msg: dict = {"role": role, "content": [{"type": "text", "text": f"message {i}"}], "timestamp": 1_767_225_600_000 + i}
@@ -77,7 +89,8 @@ def test_follower_catches_up_with_a_writer_subprocess(tmp_path: Path) -> None:
         assert follower.tail.bytes_read == path.stat().st_size and follower.tail.resets == 0
         assert follower.tail.problems == []  # the torn line was not reported as corrupt
         assert follower.budget is not None and follower.budget.budget.leaf_id == "e24"
-        assert follower.budget.budget.context_window == 200_000  # the session's model, from the catalog
+        # the session's model, from the catalog
+        assert follower.budget.budget.context_window == catalog_window("anthropic", "claude-sonnet-4-5")
         assert any("e24" in line and "message 24" in line for line in follower.log)
         assert "e24" in follower.to_text() and "Session follow" in follower.to_html()
     finally:

@@ -24,6 +24,18 @@ LONG = "word " * 200 + "THE-END"
 ANSWER = "Here is code:\n\n```python\nprint('hi')\n```\n\nand **bold**."
 
 
+
+def catalog_window(provider: str, model_id: str) -> int:
+    """The window the model catalog gives (Pi's catalog when pi_nb has it, else the registry)."""
+    try:
+        from pi_nb.providers.catalog import context_window_for  # type: ignore[import-not-found]
+    except ImportError:
+        from pi_nb.providers.registry import KNOWN_MODELS  # type: ignore[attr-defined]
+
+        return int(KNOWN_MODELS[f"{provider}/{model_id}"].context_window)
+    return int(context_window_for(provider, model_id))
+
+
 def build() -> tuple[SessionManager, dict[str, str]]:
     sm = SessionManager.in_memory("/tmp")
     ids = {}
@@ -145,7 +157,7 @@ def test_views_take_directories_lists_and_agent_sessions(tmp_path: Path) -> None
     assert len(session_tree([tmp_path / "a.jsonl", tmp_path / "b.jsonl"])) == 2
     budgets = token_budget([tmp_path])
     assert isinstance(budgets, ViewGroup) and len(budgets) == 2
-    assert all(v.budget.context_window == 200_000 for v in budgets.views)
+    assert all(v.budget.context_window == catalog_window("anthropic", "claude-sonnet-4-5") for v in budgets.views)
     with pytest.raises(NotebookError, match="no session files"):
         session_tree(tmp_path / "empty") if (tmp_path / "empty").mkdir() is None else None
     with pytest.raises(NotebookError, match="a session source must be"):

@@ -62,7 +62,6 @@ _LAZY: dict[str, str] = {
     # widgets
     "ViewGroup": "widgets",
     "refresh_live_views": "widgets",
-    "session_context_window": "widgets",
     "BudgetView": "widgets",
     "SessionTreeView": "widgets",
     "TruncationView": "widgets",

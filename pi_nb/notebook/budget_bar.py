@@ -37,7 +37,7 @@ from pi_nb.notebook._base import (
 )
 from pi_nb.tokens import DEFAULT_ENCODING
 
-__all__ = ["BudgetView", "render_budget_html", "render_budget_text", "session_context_window", "token_budget"]
+__all__ = ["BudgetView", "render_budget_html", "render_budget_text", "token_budget"]
 
 
 
@@ -396,33 +396,32 @@ def _session_model(sm: Any) -> tuple[str | None, str | None]:
     return (provider if isinstance(provider, str) else None, model_id if isinstance(model_id, str) else None)
 
 
-def session_context_window(sm: Any) -> int:
+def _session_window(sm: Any) -> int:
     """The context window of the model a session last used, from the model catalog.
 
-    Looks the model up with ``pi_nb.find_model`` (the catalog) when pi_nb has one, else in
-    :data:`pi_nb.providers.registry.KNOWN_MODELS`. Raises :class:`NotebookError` naming the
-    model (or saying there is none) when the window is not known: pass ``model_context_window=``.
+    Looks the model up in ``pi_nb.providers.catalog`` (Pi's model catalog) when pi_nb has it, else
+    in ``pi_nb.providers.registry.KNOWN_MODELS``. Raises :class:`NotebookError` naming the model
+    (or saying there is none) when the window is not known: pass ``model_context_window=``.
     """
+    import importlib
+
     provider, model_id = _session_model(sm)
     if model_id is None:
         raise NotebookError("the session names no model: pass model_context_window=")
     spec = f"{provider}/{model_id}" if provider else model_id
-    import pi_nb
-
-    finder = getattr(pi_nb, "find_model", None)
-    if callable(finder):
-        try:
-            found = finder(spec)
-        except Exception:
-            found = None
-        window = getattr(found, "context_window", None)
+    try:
+        catalog: Any = importlib.import_module("pi_nb.providers.catalog")
+    except ImportError:
+        catalog = None
+    lookup = getattr(catalog, "context_window_for", None)
+    if callable(lookup) and provider:
+        window = lookup(provider, model_id)
         if isinstance(window, int) and window > 0:
             return window
-    from pi_nb.providers.registry import KNOWN_MODELS
-
-    known = KNOWN_MODELS.get(spec)
+    registry: Any = importlib.import_module("pi_nb.providers.registry")
+    known = getattr(registry, "KNOWN_MODELS", {}).get(spec)
     if known is not None:
-        return known.context_window
+        return int(known.context_window)
     raise NotebookError(f"the context window of {spec} is not in the model catalog: pass model_context_window=")
 
 
@@ -465,7 +464,7 @@ def token_budget(
     views: list[BudgetView] = []
     for s in sources:
         sm = s if hasattr(s, "build_context_entries") else load_session(s)
-        window = model_context_window if model_context_window is not None else session_context_window(sm)
+        window = model_context_window if model_context_window is not None else _session_window(sm)
         views.append(BudgetView.from_session(sm, model_context_window=window, **kwargs))
     if len(views) == 1:
         return views[0]

@@ -109,12 +109,12 @@ class SessionFollower(StaticView):
     def _ensure_budget(self) -> None:
         if self.budget is not None or not self.tail.get_entries():
             return
-        from pi_nb.notebook.budget_bar import BudgetView, session_context_window
+        from pi_nb.notebook.budget_bar import BudgetView, _session_window
 
         window = self.model_context_window
         if window is None:
             try:
-                window = session_context_window(self.tail)
+                window = _session_window(self.tail)
             except NotebookError as exc:
                 self._budget_note = str(exc)
                 return

@@ -9,7 +9,7 @@ this module keeps every name it had importable.
 from __future__ import annotations
 
 from pi_nb.notebook._base import ViewGroup, kernel_has_comms
-from pi_nb.notebook.budget_bar import BudgetView, session_context_window, token_budget
+from pi_nb.notebook.budget_bar import BudgetView, token_budget
 from pi_nb.notebook.tree import SUMMARY_CHOICES, SessionTreeView, refresh_live_views, session_tree
 from pi_nb.notebook.truncation import TruncationView, tool_result_truncation, truncation_view
 
@@ -21,7 +21,6 @@ __all__ = [
     "ViewGroup",
     "kernel_has_comms",
     "refresh_live_views",
-    "session_context_window",
     "session_tree",
     "token_budget",
     "tool_result_truncation",

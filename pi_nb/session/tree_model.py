@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 from pi_nb._js import UNDEFINED, Undefined, js_stringify
 from pi_nb.errors import NotebookError
 from pi_nb.session.context import _context_entries_from_path, session_entry_to_context_messages
+from pi_nb.session.jsonl import gc_paused
 from pi_nb.session.manager import _sort_by_timestamp
 from pi_nb.tokens import DEFAULT_ENCODING, count_message_tokens, estimate_tokens
 
@@ -328,6 +329,10 @@ class SessionTreeModel:
 
     def _build(self, entries: Sequence[Mapping[str, Any]] | None = None) -> None:
         """The whole index from the source's entries."""
+        with gc_paused():  # one node per entry: the collector's passes would cost as much as the build
+            self._build_unpaused(entries)
+
+    def _build_unpaused(self, entries: Sequence[Mapping[str, Any]] | None = None) -> None:
         self.rebuilds += 1
         self._display_cache.clear()
         self._token_cache.clear()
@@ -722,12 +727,29 @@ class SessionTreeModel:
     def _ensure_groups(self) -> list[_Group]:
         if not self._groups_dirty:
             return self._groups
+        with gc_paused():
+            return self._regroup()
+
+    def _regroup(self) -> list[_Group]:
         groups: list[_Group] = []
         run: list[tuple[_Node, int]] = []
         prev_indent: int | None = None
         leaf_group = -1
+        leaf, sel, folded, labeled = self._shown_leaf, self.selected_id, self.folded, self._labeled
         for node, indent in self._visible():
-            if self._special(node, indent, prev_indent):
+            # _special(), inlined: this loop runs once per entry
+            parent = node.parent
+            if (
+                len(node.children) != 1
+                or parent is None
+                or prev_indent != indent
+                or len(parent.children) > 1
+                or node.id == leaf
+                or node.id == sel
+                or node.id in folded
+                or node.id in labeled
+                or node.entry.get("type") in _CONTEXT_RESETS
+            ):
                 if run:
                     groups.append(_Group(False, run))
                     run = []

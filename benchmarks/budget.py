@@ -117,7 +117,7 @@ def turn_messages(k: int) -> list[dict[str, Any]]:
 
 
 def measure_tracker(path: Path, turns: int) -> dict[str, Any]:
-    from pi_nb.notebook.budget import BudgetTracker, budget_input_from_session, compute_budget
+    from pi_nb.budget import BudgetTracker, budget_input_from_session, compute_budget
     from pi_nb.session import SessionManager
     from pi_nb.tokens import count_tokens
 
@@ -167,7 +167,7 @@ def measure_magic(path: Path, turns: int) -> dict[str, Any]:
     from IPython.core.interactiveshell import InteractiveShell
 
     from pi_nb.agent import AgentSession
-    from pi_nb.notebook.budget import BudgetTracker
+    from pi_nb.budget import BudgetTracker
     from pi_nb.notebook.magics import PiMagics
     from pi_nb.providers import OfflineModel
     from pi_nb.session import SessionManager

@@ -20,7 +20,8 @@ call with tracemalloc):
    tree) + ``render(120)`` (the visible window), timed inside node; and the same after one appended
    entry (Pi builds a new selector each time ``/tree`` opens).
 
-Target (issue 9): faster than Pi.
+Targets: the build no slower than Pi; a refresh after one new entry <= 5 ms and O(new entries)
+(the tree index is kept across refreshes and extended by the appended entries).
 """
 
 from __future__ import annotations
@@ -114,8 +115,24 @@ def measure(path: Path, repeat: int) -> dict[str, Any]:
     t = time.perf_counter()
     view.widget()
     out["widget_s"] = time.perf_counter() - t
-    sm.append_message({"role": "user", "content": "one more question", "timestamp": 1_900_000_000_000})
-    out["refresh_s"] = best_of(repeat, view.refresh)
+    # each timed refresh follows one new entry (appended untimed), as in a live notebook
+    times = []
+    for i in range(max(repeat, 5)):
+        sm.append_message({"role": "user", "content": f"one more question {i}", "timestamp": 1_900_000_000_000 + i})
+        gc.collect()
+        t = time.perf_counter()
+        changed = view.refresh()
+        times.append(time.perf_counter() - t)
+        assert changed and view.model.leaf_id == sm.get_leaf_id()
+    out["refresh_s"] = min(times)
+    out["refresh_median_s"] = sorted(times)[len(times) // 2]
+    out["rebuilds"] = view.model.rebuilds
+    # a navigation (leaf moved back 50 entries): the flattening is redone, the index is kept
+    back = sm.get_branch()[-50]["id"]
+    sm.branch(back)
+    t = time.perf_counter()
+    view.refresh()
+    out["navigate_refresh_s"] = time.perf_counter() - t
     return out
 
 
@@ -212,7 +229,11 @@ def main() -> None:
         f"   peak alloc {me['render_peak_mb']:.1f} MB, {me['rows_shown']} rows, {me['html_bytes'] / 1e3:.0f} KB HTML"
     )
     print(f"{'pi_nb view.widget() (ipywidgets, once)':<58} {me['widget_s'] * 1e3:9.1f}")
-    print(f"{'pi_nb view.refresh() after one new entry':<58} {me['refresh_s'] * 1e3:9.1f}")
+    print(
+        f"{'pi_nb view.refresh() after one new entry (widget drawn)':<58} {me['refresh_s'] * 1e3:9.2f}"
+        f"   median {me['refresh_median_s'] * 1e3:.2f} ms; full index builds: {me['rebuilds']}; target <= 5 ms"
+    )
+    print(f"{'pi_nb view.refresh() after a navigation (leaf moved back)':<58} {me['navigate_refresh_s'] * 1e3:9.1f}")
     if isinstance(pi, dict):
         print(f"{'Pi getTree + TreeSelectorComponent + render(120)':<58} {pi['render_s'] * 1e3:9.1f}")
         print(f"{'Pi the same after one new entry':<58} {pi['refresh_s'] * 1e3:9.1f}")

@@ -49,6 +49,18 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]
     return RecordingComm.sent
 
 
+
+def catalog_window(provider: str, model_id: str) -> int:
+    """The window the model catalog gives (Pi's catalog when pi_nb has it, else the registry)."""
+    try:
+        from pi_nb.providers.catalog import context_window_for  # type: ignore[import-not-found]
+    except ImportError:
+        from pi_nb.providers.registry import KNOWN_MODELS  # type: ignore[attr-defined]
+
+        return int(KNOWN_MODELS[f"{provider}/{model_id}"].context_window)
+    return int(context_window_for(provider, model_id))
+
+
 def _frontend_update(widget: Any, **state: Any) -> None:
     """What a frontend sends when the user changes a control."""
     widget.comm.handle_msg(
@@ -278,8 +290,13 @@ def test_budget_view_bundle_and_errors() -> None:
     view = token_budget(FIXTURE, model_context_window=200_000)
     bundle = view._repr_mimebundle_()
     assert "provider usage" in bundle["text/plain"] and "pi-nb-budget" in bundle["text/html"]
+    # without a window, the model the session used is looked up in the catalog
+    found = token_budget(FIXTURE)
+    assert isinstance(found, BudgetView)
+    assert found.budget.context_window == catalog_window("anthropic", "claude-sonnet-4-5")
     with pytest.raises(NotebookError, match="model_context_window"):
-        token_budget(FIXTURE)
+        token_budget([{"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+                       "message": {"role": "user", "content": "hi", "timestamp": 1}}])
     with pytest.raises(NotebookError, match="TokenBudget or a BudgetInput"):
         BudgetView("nope")  # type: ignore[arg-type]
 

@@ -29,7 +29,6 @@ Exit status 0 when every notebook ran, 1 otherwise (the failing cell and its err
 from __future__ import annotations
 
 import argparse
-import copy
 import multiprocessing
 import os
 import shutil
@@ -49,15 +48,12 @@ DEFAULT_OUT = ROOT / "out" / "notebooks"
 MIME_WIDGET = "application/vnd.jupyter.widget-view+json"
 STATIC_FALLBACKS = ("text/html", "image/png", "image/svg+xml", "text/plain")
 
-# Static export: the lab template without require.js, MathJax, Mermaid or the widget manager
-# (all fetched from CDNs), so the page renders the same with no network.
-STATIC_TEMPLATE = """\
-{%- extends 'index.html.j2' -%}
-{%- block html_head_js -%}{%- endblock html_head_js -%}
-{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
-{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
-{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-"""
+# The static export is pi_nb's own (pi_nb.notebook.export): the same page a user gets.
+from pi_nb.notebook.export import (  # noqa: E402,F401  (re-exported for the tests and scripts)
+    STATIC_TEMPLATE,
+    export_html,
+    static_widget_outputs,
+)
 
 
 def default_notebooks() -> list[Path]:
@@ -153,40 +149,6 @@ def coalesce_streams(nb: Any) -> Any:
         if "outputs" in cell:
             cell["outputs"] = merged
     return nb
-
-
-def static_widget_outputs(nb: Any) -> Any:
-    """A copy of ``nb`` whose outputs show static views instead of live widgets.
-
-    An output that carries a widget view *and* a static representation keeps only the static
-    one; the notebook-level widget state goes. Outputs that are nothing but a widget are kept
-    (they have no static picture to show).
-    """
-    nb = copy.deepcopy(nb)
-    nb.metadata.pop("widgets", None)
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            data = output.get("data")
-            if data and MIME_WIDGET in data and any(m in data for m in STATIC_FALLBACKS):
-                del data[MIME_WIDGET]
-    return nb
-
-
-def export_html(nb: Any, *, title: str | None = None) -> str:
-    """The static HTML page of an executed notebook (see the module docstring)."""
-    from jinja2 import DictLoader
-    from nbconvert import HTMLExporter
-
-    exporter = HTMLExporter(
-        template_name="lab",
-        extra_loaders=[DictLoader({"pi_nb_static.html.j2": STATIC_TEMPLATE})],
-        template_file="pi_nb_static.html.j2",
-    )
-    nb = static_widget_outputs(nb)
-    if title:
-        nb.metadata["title"] = title
-    body, _ = exporter.from_notebook_node(nb)
-    return str(body)
 
 
 # ---------------------------------------------------------------------------------------------

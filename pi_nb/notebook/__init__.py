@@ -6,8 +6,11 @@ ipywidgets: each name below is loaded from its module on first access.
 * views / widgets: :func:`session_tree`, :func:`token_budget`, :func:`truncation_view`,
   :func:`tool_result_truncation` (objects that render as HTML + text, and as live widgets
   in a kernel);
-* the pure budget model: :class:`BudgetInput`, :func:`compute_budget`, :class:`BudgetTracker`,
-  :func:`budget_input_from_session`;
+* the budget model (from the engine's :mod:`pi_nb.budget`): :class:`BudgetInput`,
+  :func:`compute_budget`, :class:`BudgetTracker`, :func:`budget_input_from_session`; the tree
+  model :class:`SessionTreeModel` (from :mod:`pi_nb.session.tree_model`);
+* :func:`follow` - the tree, budget and a turn log of a session file another process writes;
+* :func:`export_html` / :class:`StaticHTMLExporter` - static HTML of a notebook, no CDN;
 * frames (pandas): :func:`entries_df`, :func:`messages_df`, :func:`tool_results_df`,
   :func:`usage_df`, :func:`compactions_df`;
 * plots (matplotlib): :func:`plot_context_tokens`, :func:`plot_token_composition`,
@@ -37,6 +40,7 @@ _LAZY: dict[str, str] = {
     "message_category": "budget",
     # static views
     "SessionTreeModel": "views",
+    "TreeRow": "views",
     "TruncationReport": "views",
     "load_session": "views",
     "render_budget_html": "views",
@@ -47,7 +51,17 @@ _LAZY: dict[str, str] = {
     "render_truncation_text": "views",
     "truncation_report": "views",
     "truncation_report_for_text": "views",
+    # static export (nbconvert)
+    "StaticHTMLExporter": "export",
+    "StaticViewsPreprocessor": "export",
+    "export_html": "export",
+    "static_widget_outputs": "export",
+    # following a session file another process writes
+    "SessionFollower": "follow",
+    "follow": "follow",
     # widgets
+    "ViewGroup": "widgets",
+    "refresh_live_views": "widgets",
     "BudgetView": "widgets",
     "SessionTreeView": "widgets",
     "TruncationView": "widgets",

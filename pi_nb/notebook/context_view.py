@@ -56,8 +56,10 @@ class ContextView:
         encoding: str = "o200k_base",
         model: str = "",
         context_window: int | None = None,
+        leaf_id: str | None = None,
     ) -> None:
         self.context = context
+        self.leaf_id = leaf_id
         self.encoding = encoding
         self.model = model
         self.context_window = context_window
@@ -102,6 +104,7 @@ class ContextView:
             context,
             model=f"{session.model.provider}/{session.model.id}",
             context_window=session.model.context_window,
+            leaf_id=session.session_manager.get_leaf_id(),
         )
 
     @property
@@ -112,6 +115,9 @@ class ContextView:
         head = f"request for {self.model or 'the model'}: {self.total_tokens:,} tokens ({self.encoding})"
         if self.context_window:
             head += f" of a {self.context_window:,} window"
+        if self.leaf_id:
+            # a request is a snapshot: say which point of the session it was built at
+            head += f" · at leaf {self.leaf_id}"
         lines = [head]
         for r in self.rows:
             est = f" · estimate {r.estimate:,}" if r.estimate is not None else ""

@@ -1,0 +1,258 @@
+"""What every notebook view shares: the HTML palette, escaping, the static/live view base classes,
+and turning what a user passes (a session, an ``AgentSession``, a file, a directory of session
+files, or a list of those) into session managers.
+
+Nothing here imports ipywidgets, pandas or IPython at import time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import os
+import sys
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any
+
+from pi_nb.errors import NotebookError
+from pi_nb.session.manager import SessionManager
+
+MIME_WIDGET = "application/vnd.jupyter.widget-view+json"
+
+FONT = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;line-height:1.45"
+SANS = "font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px"
+
+COLORS: dict[str, str] = {
+    "system prompt": "#475569",
+    "tool schemas": "#94a3b8",
+    "context files": "#0891b2",
+    "skills list": "#0d9488",
+    "append": "#6366f1",
+    "user": "#2563eb",
+    "assistant": "#16a34a",
+    "tool results": "#9333ea",
+    "summaries": "#d97706",
+    "free": "#f1f5f9",
+    "reserve": "#fee2e2",
+    "warning": "#d97706",
+    "error": "#dc2626",
+    "ok": "#15803d",
+    "unknown": "#64748b",
+    "usage": "#0f172a",
+    "estimate": "#be123c",
+    "keep": "#0369a1",
+}
+_EXTRA_PART_COLORS = ("#0e7490", "#7c3aed", "#db2777", "#65a30d", "#ea580c")
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else an empty one (for optional object fields)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def escape(text: object) -> str:
+    """HTML-escape any value (quotes too: the text may end up in an attribute)."""
+    return html.escape(str(text), quote=True)
+
+
+class StaticView:
+    """Base of every view object: ``text/plain`` + ``text/html`` through ``_repr_mimebundle_``.
+
+    Subclasses implement :meth:`to_html` and :meth:`to_text`. Widget views extend the bundle
+    with the live widget when a kernel with comms is running (:mod:`pi_nb.notebook.widgets`).
+    """
+
+    def to_html(self) -> str:
+        raise NotImplementedError
+
+    def to_text(self) -> str:
+        raise NotImplementedError
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": self.to_text(), "text/html": self.to_html()}
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+
+
+def _agent_session_type() -> type | None:
+    mod = sys.modules.get("pi_nb.agent.session")
+    return getattr(mod, "AgentSession", None) if mod is not None else None
+
+
+def is_agent_session(value: Any) -> bool:
+    """True for a :class:`pi_nb.agent.AgentSession` (checked without importing the agent)."""
+    cls = _agent_session_type()
+    return cls is not None and isinstance(value, cls)
+
+
+def _session_files(directory: str) -> list[str]:
+    files = []
+    for root, _dirs, names in os.walk(directory):
+        files.extend(os.path.join(root, n) for n in names if n.endswith(".jsonl"))
+    return sorted(files)
+
+
+def load_session(source: Any) -> SessionManager:
+    """A :class:`SessionManager` for a view, without ever writing to disk.
+
+    A path is read with :func:`pi_nb.session.jsonl.read_session_file` and loaded in memory (an
+    old format is migrated in memory only, a torn last line is left as it is); a list of entries
+    (header optional) is loaded in memory; a manager is used as it is; an ``AgentSession`` gives
+    its manager.
+    """
+    if isinstance(source, SessionManager):
+        return source
+    if is_agent_session(source):
+        sm: SessionManager = source.session_manager
+        return sm
+    if isinstance(source, (str, os.PathLike)):
+        from pi_nb.session.jsonl import read_session_file
+
+        path = os.fspath(source)
+        if os.path.isdir(path):
+            raise NotebookError(f"{path} is a directory: pass one session file (views take a directory as a list of its files)")
+        contents = read_session_file(path)
+        if not contents.exists:
+            raise NotebookError(f"no such session file: {path}")
+        if not contents.valid:
+            raise NotebookError(f"not a pi session file: {path}")
+        header = contents.entries[0]
+        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
+        return SessionManager.in_memory(cwd, entries=contents.entries)
+    if isinstance(source, Sequence) and not isinstance(source, (str, bytes)):
+        if all(isinstance(e, Mapping) for e in source):
+            return SessionManager.in_memory(None, entries=list(source))
+    raise NotebookError(
+        "a session source must be a SessionManager, an AgentSession, a session file, a directory "
+        f"of session files or a list of those, got {type(source).__name__}"
+    )
+
+
+def session_sources(source: Any) -> list[Any]:
+    """Split what a user passed into single sessions: a directory becomes its ``*.jsonl`` files
+    (sorted), a list of sessions/files/directories is flattened; a list of entry dicts stays one
+    session. Raises :class:`NotebookError` for an empty directory or list."""
+    if isinstance(source, (str, os.PathLike)) and os.path.isdir(os.fspath(source)):
+        files = _session_files(os.fspath(source))
+        if not files:
+            raise NotebookError(f"no session files (*.jsonl) in {os.fspath(source)}")
+        return list(files)
+    if isinstance(source, (list, tuple)) and not all(isinstance(e, Mapping) for e in source):
+        out: list[Any] = []
+        for item in source:
+            out.extend(session_sources(item))
+        if not out:
+            raise NotebookError("an empty list of sessions")
+        return out
+    if isinstance(source, (list, tuple)) and not source:
+        raise NotebookError("an empty list of sessions")
+    return [source]
+
+
+def run_sync(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine to completion from a widget callback (a worker thread when a loop runs)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pi_nb-view") as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def kernel_has_comms() -> bool:
+    """True inside a running IPython kernel (one that can talk to a widget manager).
+
+    Looked up through ``sys.modules`` so that rendering a view never imports IPython.
+    """
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:
+        return False
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def _ipywidgets() -> Any:
+    try:
+        import ipywidgets
+    except ImportError as exc:  # pragma: no cover - a dependency of pi_nb
+        raise NotebookError("the live widgets need ipywidgets: pip install ipywidgets") from exc
+    return ipywidgets
+
+
+class _WidgetView(StaticView):
+    """A static view that can also be a live widget."""
+
+    live: bool | None = None
+    """``None``: add the widget to the mime bundle only inside a kernel; ``True``/``False``: force."""
+
+    _widget: Any = None
+
+    def widget(self) -> Any:
+        """The live ipywidgets control (built once)."""
+        if self._widget is None:
+            self._widget = self._build_widget()
+        return self._widget
+
+    def _build_widget(self) -> Any:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        bundle = super()._repr_mimebundle_(include, exclude)
+        live = kernel_has_comms() if self.live is None else self.live
+        if live:
+            w = self.widget()
+            data = w._repr_mimebundle_()
+            if isinstance(data, tuple):  # (data, metadata) in some ipywidgets versions
+                data = data[0]
+            if data and MIME_WIDGET in data:
+                bundle[MIME_WIDGET] = data[MIME_WIDGET]
+        return bundle
+
+
+
+
+class ViewGroup(StaticView):
+    """Several views shown one after the other (a directory or a list of sessions)."""
+
+    def __init__(self, views: Sequence[StaticView], *, title: str = "") -> None:
+        self.views = list(views)
+        self.title = title
+        self.live: bool | None = None
+
+    def __len__(self) -> int:
+        return len(self.views)
+
+    def __getitem__(self, i: int) -> StaticView:
+        return self.views[i]
+
+    def to_html(self) -> str:
+        head = f'<div style="{SANS};font-weight:600">{escape(self.title)}</div>' if self.title else ""
+        return head + "".join(v.to_html() for v in self.views)
+
+    def to_text(self) -> str:
+        return "\n\n".join(([self.title] if self.title else []) + [v.to_text() for v in self.views])
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        bundle = super()._repr_mimebundle_(include, exclude)
+        if kernel_has_comms() and all(isinstance(v, _WidgetView) for v in self.views):
+            box = _ipywidgets().VBox([v.widget() for v in self.views])  # type: ignore[attr-defined]
+            data = box._repr_mimebundle_()
+            if isinstance(data, tuple):
+                data = data[0]
+            if data and MIME_WIDGET in data:
+                bundle[MIME_WIDGET] = data[MIME_WIDGET]
+        return bundle
+
+
+Callback = Callable[..., Any]

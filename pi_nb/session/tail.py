@@ -1,0 +1,195 @@
+"""A session file that another process is writing, read as it grows.
+
+:class:`SessionTail` keeps the file's entries in memory and, on each :meth:`SessionTail.poll`,
+reads only the bytes appended since the last one. A last line without its newline yet (the
+writer is in the middle of it) is kept aside and parsed once it is complete, so a torn line is
+never lost nor reported as corrupt. A file that shrank or was replaced (another inode, other first
+bytes) is read again from the start.
+
+It answers the read-only questions the tree and budget models ask of a session (entries, leaf,
+labels, name, branch, context entries), so it can stand where a
+:class:`~pi_nb.session.manager.SessionManager` would, without taking the file's lock or ever
+writing to it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from pi_nb._js import js_truthy
+from pi_nb.errors import NotebookError
+from pi_nb.session.context import build_context_entries, get_branch_entries
+from pi_nb.session.jsonl import parse_session_entries
+
+__all__ = ["SessionTail"]
+
+_PROBE = 256  # bytes compared to notice that the file was replaced by another one
+
+
+class SessionTail:
+    """The entries of a growing session file (see the module docstring).
+
+    Attributes:
+        bytes_read: how many bytes of the file were read in total (a measure that only new
+            bytes are read).
+        resets: how many times the file was read again from the start (shrunk or replaced).
+        problems: lines that did not parse (line number, first characters); skipped like Pi does.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        if os.path.isdir(self.path):
+            raise NotebookError(f"{self.path} is a directory, not a session file")
+        self._lock = threading.RLock()
+        self.bytes_read = 0
+        self.resets = 0
+        self.problems: list[tuple[int, str]] = []
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        self._offset = 0
+        self._pending = b""
+        self._line_number = 0
+        self._inode: tuple[int, int] | None = None
+        self._probe = b""
+        self.header: dict[str, Any] | None = None
+        self._entries: list[dict[str, Any]] = []
+        self._by_id: dict[Any, dict[str, Any]] = {}
+        self._labels: dict[Any, str] = {}
+        self._leaf: str | None = None
+        self._name: str | None = None
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def poll(self) -> list[dict[str, Any]]:
+        """Read what was appended since the last call; returns the new entries (header excluded).
+
+        A missing file is not an error (the writer may not have created it yet): nothing is new.
+        """
+        with self._lock:
+            try:
+                f = open(self.path, "rb")
+            except FileNotFoundError:
+                return []
+            except IsADirectoryError:
+                raise NotebookError(f"{self.path} is a directory, not a session file") from None
+            with f:
+                st = os.fstat(f.fileno())
+                inode = (st.st_dev, st.st_ino)
+                replaced = self._inode is not None and inode != self._inode
+                if not replaced and self._probe:
+                    f.seek(0)
+                    replaced = f.read(len(self._probe)) != self._probe
+                if replaced or st.st_size < self._offset:
+                    self.resets += 1
+                    self._reset_state()
+                self._inode = inode
+                if st.st_size == self._offset:
+                    return []
+                f.seek(self._offset)
+                data = f.read(st.st_size - self._offset)
+            self.bytes_read += len(data)
+            if len(self._probe) < _PROBE:
+                start = self._offset
+                if start < _PROBE:
+                    self._probe = (self._probe + data[: _PROBE - start])[:_PROBE]
+            self._offset += len(data)
+            buf = self._pending + data
+            cut = buf.rfind(b"\n")
+            if cut < 0:
+                self._pending = buf
+                return []
+            complete, self._pending = buf[: cut + 1], buf[cut + 1 :]
+            return self._add_lines(complete)
+
+    def _add_lines(self, chunk: bytes) -> list[dict[str, Any]]:
+        new: list[dict[str, Any]] = []
+        for raw in chunk.split(b"\n")[:-1]:
+            self._line_number += 1
+            text = raw.decode("utf-8", "replace")
+            if not text.strip():
+                continue
+            parsed = parse_session_entries(text)
+            if not parsed or not isinstance(parsed[0], dict):
+                self.problems.append((self._line_number, text[:80]))
+                continue
+            entry: dict[str, Any] = parsed[0]
+            if self.header is None and entry.get("type") == "session":
+                self.header = entry
+                continue
+            if entry.get("type") == "session":
+                continue
+            self._add(entry)
+            new.append(entry)
+        return new
+
+    def _add(self, entry: dict[str, Any]) -> None:
+        eid = entry.get("id")
+        self._entries.append(entry)
+        try:
+            self._by_id[eid] = entry
+        except TypeError:
+            return
+        self._leaf = eid if isinstance(eid, str) else self._leaf
+        etype = entry.get("type")
+        if etype == "label":
+            target, label = entry.get("targetId"), entry.get("label")
+            try:
+                if js_truthy(label):
+                    self._labels[target] = str(label)
+                else:
+                    self._labels.pop(target, None)
+            except TypeError:
+                pass
+        elif etype == "session_info":
+            name = entry.get("name")
+            self._name = name.strip() or None if isinstance(name, str) else None
+
+    @property
+    def offset(self) -> int:
+        """Bytes of the file consumed (a torn last line counts once it is complete)."""
+        return self._offset - len(self._pending)
+
+    @property
+    def torn(self) -> bool:
+        """Whether the file currently ends in the middle of a line."""
+        return bool(self._pending)
+
+    # -- the read-only session protocol -------------------------------------------------------
+
+    def get_entries(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._entries)
+
+    def get_leaf_id(self) -> str | None:
+        return self._leaf
+
+    def get_entry(self, entry_id: str) -> dict[str, Any] | None:
+        try:
+            return self._by_id.get(entry_id)
+        except TypeError:
+            return None
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._labels.get(entry_id)
+
+    def get_session_name(self) -> str | None:
+        return self._name
+
+    def get_cwd(self) -> str:
+        cwd = self.header.get("cwd") if self.header else None
+        return cwd if isinstance(cwd, str) else os.getcwd()
+
+    def get_header(self) -> Mapping[str, Any] | None:
+        return self.header
+
+    def get_branch(self, from_id: str | None = None) -> list[Any]:
+        with self._lock:
+            return list(get_branch_entries(self._entries, from_id or self._leaf, self._by_id))
+
+    def build_context_entries(self) -> list[Any]:
+        with self._lock:
+            return list(build_context_entries(self._entries, self._leaf, self._by_id))

@@ -1,4 +1,4 @@
-"""Following a session file another process writes (pi_nb.notebook.follow, pi_nb.session.tail):
+"""Following a session file another process writes (pi_nb.notebook.following, pi_nb.session.tail):
 a real writer subprocess appends entries (one line torn across two writes); the follower's tree,
 budget and turn log catch up, only new bytes are read, and stop() ends the thread."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pi_nb.errors import NotebookError
-from pi_nb.notebook.follow import SessionFollower, follow
+from pi_nb.notebook.following import SessionFollower, follow
 from pi_nb.session.tail import SessionTail
 
 HEADER = {"type": "session", "version": 3, "id": "follow-1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"}
@@ -167,3 +167,32 @@ def test_follower_is_a_session_follower(tmp_path: Path) -> None:
         assert follower.running and follower.budget is None  # no entries: no model, no window yet
         assert "budget" in follower.to_text()
     assert not follower.running
+
+
+def test_the_package_name_follow_is_the_function_even_after_the_module_is_imported() -> None:
+    """``pi_nb.notebook.follow`` must stay the function: a submodule of that name would shadow it."""
+    import importlib
+
+    import pi_nb.notebook as nb
+
+    importlib.import_module("pi_nb.notebook.following")
+    assert callable(nb.follow) and nb.follow.__module__ == "pi_nb.notebook.following"
+    from pi_nb.notebook import follow as imported
+
+    assert imported is nb.follow
+
+
+def test_the_read_badge_explains_the_notices_line_count(tmp_path: Path) -> None:
+    """The badge shows the truncation's count (the frames' total_lines) and why the notice says one more."""
+    from pi_nb.notebook.turn import _truncation_badge
+    from pi_nb.tools import run_tool
+
+    (tmp_path / "big.txt").write_text("".join(f"l{i}\n" for i in range(5000)))
+    r = run_tool("read", str(tmp_path), {"path": "big.txt"})
+    assert "of 5001" in r.text
+    badge = _truncation_badge(r.details, r.text)
+    assert badge is not None and "2000/5000 lines" in badge and 'of 5001" also counts the empty line' in badge
+    (tmp_path / "nonl.txt").write_text("\n".join(f"l{i}" for i in range(5000)))
+    r = run_tool("read", str(tmp_path), {"path": "nonl.txt"})
+    badge = _truncation_badge(r.details, r.text)
+    assert badge is not None and "2000/5000" in badge and "also counts" not in badge

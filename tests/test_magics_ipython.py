@@ -268,10 +268,10 @@ class _Follower:
 
 @pytest.fixture
 def follow_module(monkeypatch: pytest.MonkeyPatch) -> list[_Follower]:
-    """``pi_nb.notebook.follow`` reduced to its interface: ``follow(path)`` returns a displayable
+    """``pi_nb.notebook.following`` reduced to its interface: ``follow(path)`` returns a displayable
     object with ``.stop()`` (the live views are tested with that module)."""
     made: list[_Follower] = []
-    module = types.ModuleType("pi_nb.notebook.follow")
+    module = types.ModuleType("pi_nb.notebook.following")
 
     def follow(path: str) -> _Follower:
         if not os.path.exists(path):
@@ -280,7 +280,7 @@ def follow_module(monkeypatch: pytest.MonkeyPatch) -> list[_Follower]:
         return made[-1]
 
     module.follow = follow  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "pi_nb.notebook.follow", module)
+    monkeypatch.setitem(sys.modules, "pi_nb.notebook.following", module)
     return made
 
 
@@ -306,10 +306,6 @@ def test_follow_and_stop(shell: Any, follow_module: list[_Follower], tmp_path: P
 
 
 def test_follow_with_the_real_module(shell: Any) -> None:
-    try:
-        import pi_nb.notebook.follow  # noqa: F401
-    except ImportError:
-        pytest.skip("pi_nb.notebook.follow (the views helper's module) is not merged into this tree yet")
     r = shell.run_cell_magic("pi", "--no-render", "read notes.txt")
     follower = shell.run_line_magic("pi", f"follow {r.session_file}")
     try:

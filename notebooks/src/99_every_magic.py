@@ -257,17 +257,12 @@ read notes.txt
 # process appends to (the real Pi in a terminal, another kernel), and `%pi follow --stop` ends it.
 
 # %%
-import importlib.util
-
-followable = importlib.util.find_spec("pi_nb.notebook.follow") is not None
-if followable:
-    follower = %pi follow {path}
-    display(follower)
+follower = %pi follow {path}
+display(follower)
 
 # %%
-if followable:
-    answer = %pi follow --stop
-    print(answer)
+answer = %pi follow --stop
+print(answer)
 
 # %%
 answer = %pi new --in-memory --cwd {project}

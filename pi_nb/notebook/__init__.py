@@ -57,8 +57,8 @@ _LAZY: dict[str, str] = {
     "export_html": "export",
     "static_widget_outputs": "export",
     # following a session file another process writes
-    "SessionFollower": "follow",
-    "follow": "follow",
+    "SessionFollower": "following",
+    "follow": "following",
     # widgets
     "ViewGroup": "widgets",
     "refresh_live_views": "widgets",
@@ -73,11 +73,21 @@ _LAZY: dict[str, str] = {
     "PiMagics": "magics",
     "current_session": "magics",
     # frames
+    "SessionLoadWarning": "frames",
+    "session_frames": "frames",
+    "session_list_df": "frames",
+    "session_managers": "frames",
+    "sessions_df": "frames",
     "compactions_df": "frames",
     "entries_df": "frames",
     "messages_df": "frames",
     "tool_results_df": "frames",
     "usage_df": "frames",
+    # corpora (a directory of sessions, one process or Dask)
+    "corpus_dask": "corpus",
+    "load_corpus": "corpus",
+    # the turn view
+    "TurnFailedError": "turn",
     # plots
     "composition_series": "plots",
     "context_series": "plots",

@@ -1408,9 +1408,9 @@ class PiMagics(Magics):  # type: ignore[misc]
         if os.path.isdir(path):
             raise UsageError(f"%pi follow: {path} is a folder, not a session file — give a .jsonl file")
         try:
-            follow = importlib.import_module("pi_nb.notebook.follow").follow
+            follow = importlib.import_module("pi_nb.notebook.following").follow
         except ImportError:
-            raise UsageError("%pi follow: this install has no pi_nb.notebook.follow — update pi_nb") from None
+            raise UsageError("%pi follow: this install has no pi_nb.notebook.following — update pi_nb") from None
         follower = follow(path)
         if self._follower is not None:  # one followed file at a time: the previous one stops
             try:

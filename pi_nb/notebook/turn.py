@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -78,7 +79,16 @@ def _args_preview_full(name: str, args: Mapping[str, Any]) -> str:
     return json.dumps(dict(args), ensure_ascii=False)[:200]
 
 
-def _truncation_badge(details: Any) -> str | None:
+_NOTICE_TOTAL = re.compile(r"\[Showing lines \d+-\d+ of (\d+)")
+
+
+def _truncation_badge(details: Any, text: str = "") -> str | None:
+    """The cut in one line, with the truncation's own counts (the frames' ``total_lines``).
+
+    Pi counts lines two ways: the truncation counts a final newline as ending the last line (a
+    5,000-line file has 5,000), the read tool's notice counts the pieces of ``text.split("\\n")``
+    (5,001). Where the notice in ``text`` says another total, the badge says why.
+    """
     if not isinstance(details, Mapping):
         return None
     t = details.get("truncation")
@@ -89,6 +99,11 @@ def _truncation_badge(details: Any) -> str | None:
     where = " (partial last line)" if t.get("lastLinePartial") else ""
     if t.get("firstLineExceedsLimit"):
         where = " (first line over the limit)"
+    notice = _NOTICE_TOTAL.search(text)
+    if notice and str(notice.group(1)) != str(t.get("totalLines")):
+        where += (
+            f"; the notice's \"of {notice.group(1)}\" also counts the empty line after the final newline"
+        )
     return f"truncated by {by}: kept {kept}{where}"
 
 
@@ -157,7 +172,7 @@ class TurnView:
                 result = event.get("result") or {}
                 tool.status = "error" if event.get("isError") else "ok"
                 tool.result_text = _text_of(result.get("content"))
-                tool.badge = _truncation_badge(result.get("details"))
+                tool.badge = _truncation_badge(result.get("details"), tool.result_text)
                 details = result.get("details")
                 if isinstance(details, Mapping) and details.get("fullOutputPath"):
                     tool.full_output = str(details["fullOutputPath"])
@@ -260,7 +275,7 @@ class TurnView:
                 if tool is not None:
                     tool.status = "error" if msg.get("isError") else "ok"
                     tool.result_text = _text_of(msg.get("content"))
-                    tool.badge = _truncation_badge(msg.get("details"))
+                    tool.badge = _truncation_badge(msg.get("details"), tool.result_text)
             view._trim()
         return view
 

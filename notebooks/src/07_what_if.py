@@ -196,9 +196,14 @@ print(f"{in_memory['session_file'].nunique()} files, {len(in_memory):,} usage ro
 print(f"in memory: {t_memory:.2f} s; two processes: {t_parallel:.2f} s; same frame: yes")
 
 # %%
+import logging
+
 from dask.distributed import Client, LocalCluster
 
-with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, Client(cluster):
+# silence_logs: a loaded machine can make the cluster's shutdown log a timeout to stderr
+with LocalCluster(
+    n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0", silence_logs=logging.CRITICAL
+) as cluster, Client(cluster):
     lazy = corpus_dask(corpus, "usage", files_per_partition=50)
     print(lazy.npartitions, "partitions")
     on_dask = lazy.compute().reset_index(drop=True)

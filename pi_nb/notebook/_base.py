@@ -16,6 +16,7 @@ from typing import Any
 
 from pi_nb.errors import NotebookError
 from pi_nb.session.manager import SessionManager
+from pi_nb.session.paths import session_files_under
 
 MIME_WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -78,8 +79,6 @@ class StaticView:
         return self.to_text()
 
 
-
-
 def _agent_session_type() -> type | None:
     mod = sys.modules.get("pi_nb.agent.session")
     return getattr(mod, "AgentSession", None) if mod is not None else None
@@ -89,13 +88,6 @@ def is_agent_session(value: Any) -> bool:
     """True for a :class:`pi_nb.agent.AgentSession` (checked without importing the agent)."""
     cls = _agent_session_type()
     return cls is not None and isinstance(value, cls)
-
-
-def _session_files(directory: str) -> list[str]:
-    files = []
-    for root, _dirs, names in os.walk(directory):
-        files.extend(os.path.join(root, n) for n in names if n.endswith(".jsonl"))
-    return sorted(files)
 
 
 def load_session(source: Any) -> SessionManager:
@@ -116,7 +108,9 @@ def load_session(source: Any) -> SessionManager:
 
         path = os.fspath(source)
         if os.path.isdir(path):
-            raise NotebookError(f"{path} is a directory: pass one session file (views take a directory as a list of its files)")
+            raise NotebookError(
+                f"{path} is a directory: pass one session file (views take a directory as a list of its files)"
+            )
         contents = read_session_file(path)
         if not contents.exists:
             raise NotebookError(f"no such session file: {path}")
@@ -139,7 +133,7 @@ def session_sources(source: Any) -> list[Any]:
     (sorted), a list of sessions/files/directories is flattened; a list of entry dicts stays one
     session. Raises :class:`NotebookError` for an empty directory or list."""
     if isinstance(source, (str, os.PathLike)) and os.path.isdir(os.fspath(source)):
-        files = _session_files(os.fspath(source))
+        files = session_files_under(os.fspath(source))
         if not files:
             raise NotebookError(f"no session files (*.jsonl) in {os.fspath(source)}")
         return list(files)
@@ -218,8 +212,6 @@ class _WidgetView(StaticView):
             if data and MIME_WIDGET in data:
                 bundle[MIME_WIDGET] = data[MIME_WIDGET]
         return bundle
-
-
 
 
 class ViewGroup(StaticView):

@@ -40,7 +40,6 @@ from pi_nb.tokens import DEFAULT_ENCODING
 __all__ = ["BudgetView", "render_budget_html", "render_budget_text", "token_budget"]
 
 
-
 def _category_color(name: str, index: int) -> str:
     return COLORS.get(name) or _EXTRA_PART_COLORS[index % len(_EXTRA_PART_COLORS)]
 
@@ -214,7 +213,8 @@ def render_budget_text(budget: TokenBudget, *, width: int = 60) -> str:
     bar.insert(t, "|")
     level_str, _ = _level_text(budget)
     lines = [
-        f"Token budget {level_str} [{''.join(bar)}]" + (f" at leaf {budget.leaf_id}" if budget.leaf_id else ""),
+        f"Token budget {level_str} [{''.join(bar)}]"
+        + (f" at leaf {budget.leaf_id}" if budget.leaf_id else ""),
         "  " + ", ".join(f"{c.name} {c.tokens if c.known else 'unknown'}" for c in budget.categories),
         f"  free {max(budget.free_tokens, 0)}, reserve {budget.reserve_tokens}, threshold {budget.threshold} "
         f"(window {window} - reserve)",
@@ -232,7 +232,6 @@ def render_budget_text(budget: TokenBudget, *, width: int = 60) -> str:
     if budget.should_compact:
         lines.append("  Pi would compact now")
     return "\n".join(lines)
-
 
 
 # ==== the widget ====
@@ -295,7 +294,11 @@ class BudgetView(_WidgetView):
         prompt unknown unless given); :meth:`refresh` re-reads the session, counting only what
         is new."""
         view_kwargs = {k: kwargs.pop(k) for k in ("title", "tracker", "min_interval", "live") if k in kwargs}
-        sm = session_manager if hasattr(session_manager, "build_context_entries") else load_session(session_manager)
+        sm = (
+            session_manager
+            if hasattr(session_manager, "build_context_entries")
+            else load_session(session_manager)
+        )
         tracker = view_kwargs.pop("tracker", None) or BudgetTracker(kwargs.get("encoding", DEFAULT_ENCODING))
         session_args = {
             "model_context_window": model_context_window,
@@ -422,7 +425,9 @@ def _session_window(sm: Any) -> int:
     known = getattr(registry, "KNOWN_MODELS", {}).get(spec)
     if known is not None:
         return int(known.context_window)
-    raise NotebookError(f"the context window of {spec} is not in the model catalog: pass model_context_window=")
+    raise NotebookError(
+        f"the context window of {spec} is not in the model catalog: pass model_context_window="
+    )
 
 
 def token_budget(
@@ -446,7 +451,10 @@ def token_budget(
         kwargs.setdefault("system_prompt_parts", source.system_prompt_parts())
         kwargs.setdefault(
             "tools",
-            [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in source.agent.state.tools],
+            [
+                {"name": t.name, "description": t.description, "parameters": t.parameters}
+                for t in source.agent.state.tools
+            ],
         )
         window = model_context_window or source.model.context_window
         view = BudgetView.from_session(source.session_manager, model_context_window=window, **kwargs)

@@ -33,7 +33,7 @@ import os
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -197,7 +197,7 @@ def load_corpus(
 
 def _partition(paths: Sequence[Any], kinds: Sequence[str], strict: bool | None) -> dict[str, Any]:
     got = _frames.session_frames(list(paths), kinds, strict=strict)
-    return got[0] if strict is False else got
+    return cast(dict[str, Any], got[0] if strict is False else got)
 
 
 def _pick(parts: dict[str, Any], kind: str) -> Any:

@@ -72,14 +72,14 @@ except ImportError:  # pragma: no cover - nbconvert is part of any Jupyter insta
     _Preprocessor = object  # type: ignore[assignment,misc]
 
 
-class StaticViewsPreprocessor(_Preprocessor):  # type: ignore[misc,valid-type]
+class StaticViewsPreprocessor(_Preprocessor):
     """nbconvert preprocessor: outputs with a static picture lose their widget part."""
 
     def preprocess(self, nb: Any, resources: Any) -> tuple[Any, Any]:
         return _strip_widgets(nb), resources
 
 
-class StaticHTMLExporter(_HTMLExporter):  # type: ignore[misc,valid-type]
+class StaticHTMLExporter(_HTMLExporter):
     """nbconvert's HTML exporter (lab template) showing pi_nb's static views, with no CDN script."""
 
     export_from_notebook = "pi_nb static HTML"

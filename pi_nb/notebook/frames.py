@@ -61,6 +61,7 @@ from pi_nb.session.context import (
 )
 from pi_nb.session.jsonl import SessionFileContents, gc_paused, read_session_file
 from pi_nb.session.manager import SessionManager
+from pi_nb.session.paths import session_files_under
 from pi_nb.tokens import calculate_context_tokens, count_message_tokens, estimate_tokens
 
 __all__ = [
@@ -473,6 +474,7 @@ def errors_frame(problems: Sequence[tuple[str, int | None, str]]) -> Any:
 # ---------------------------------------------------------------------------------------------
 # loading
 
+_orjson: Any
 try:  # the fast path of session files (an optional speed-up; the exact reader is the fallback)
     import orjson as _orjson
 except ImportError:  # pragma: no cover - depends on the environment
@@ -575,16 +577,6 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _session_files(path: str) -> list[str]:
-    if os.path.isdir(path):
-        found: list[str] = []
-        for root, dirs, files in os.walk(path):
-            dirs.sort()
-            found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".jsonl"))
-        return found
-    return [path]
-
-
 @dataclass(frozen=True)
 class _FileSource:
     path: str
@@ -602,7 +594,7 @@ def _flatten_sources(source: SessionSource) -> Iterator[SessionManager | _FileSo
     elif isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if os.path.isdir(path):
-            yield from (_FileSource(p, False) for p in _session_files(path))
+            yield from (_FileSource(p, False) for p in session_files_under(path))
         else:
             yield _FileSource(path, True)
     elif isinstance(source, Iterable) and not isinstance(source, (bytes, Mapping)):
@@ -1129,7 +1121,13 @@ def _session_row(s: LoadedSession) -> tuple[Any, ...]:
     last_model: str | None = None
     turns = responses = tool_calls = tool_errors = error_responses = 0
     compactions = branch_summaries = messages = 0
-    sums = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+    sums: dict[str, int | float] = {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+    }
     cost_total: float | None = None
     unpriced = 0
     times = [t for t in (e.get("timestamp") for e in s.entries) if isinstance(t, str)]
@@ -1179,10 +1177,10 @@ def _session_row(s: LoadedSession) -> tuple[Any, ...]:
     last_ctx: int | None = None
     peak: int | None = None
     for e in s.manager.get_branch():
-        m = _assistant(e)
-        if m is None or m.get("stopReason") in ("aborted", "error"):
+        a = _assistant(e)
+        if a is None or a.get("stopReason") in ("aborted", "error"):
             continue
-        ctx = _usage_context_tokens(m.get("usage") if isinstance(m.get("usage"), Mapping) else None)
+        ctx = _usage_context_tokens(a.get("usage") if isinstance(a.get("usage"), Mapping) else None)
         if ctx:
             last_ctx = ctx
             peak = ctx if peak is None else max(peak, ctx)

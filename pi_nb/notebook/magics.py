@@ -623,7 +623,7 @@ _FIX_CONFIG = (
 
 
 @magics_class
-class PiMagics(Magics):  # type: ignore[misc]
+class PiMagics(Magics):
     """The ``%%pi`` / ``%pi`` magics (see the module docstring)."""
 
     model = Unicode("offline", help="Model spec: 'offline' or 'provider/model-id'.").tag(config=True)
@@ -804,7 +804,7 @@ class PiMagics(Magics):  # type: ignore[misc]
         return self.session if self.session is not None else self._new_session(where=where)
 
     # -- %%pi ------------------------------------------------------------------------------------
-    @cell_magic("pi")
+    @cell_magic("pi")  # type: ignore[arg-type]  # IPython types the decorator's argument as Never
     def pi(self, line: str, cell: str) -> TurnResult | None:
         try:
             words = shlex.split(line)
@@ -1000,7 +1000,7 @@ class PiMagics(Magics):  # type: ignore[misc]
         return turn
 
     # -- %pi ---------------------------------------------------------------------------------------
-    @line_magic("pi")
+    @line_magic("pi")  # type: ignore[arg-type]
     def pi_line(self, line: str) -> Any:
         try:
             words = shlex.split(line)
@@ -1233,7 +1233,7 @@ class PiMagics(Magics):  # type: ignore[misc]
         """The current session as a :class:`~pi_nb.notebook.budget.BudgetInput` (what the next request
         holds). Incremental: one :class:`~pi_nb.notebook.budget.BudgetTracker` per kernel extends the
         previous path when the leaf only moved forward, so a refresh costs the new entries only."""
-        from pi_nb.notebook.budget import BudgetTracker
+        from pi_nb.budget import BudgetTracker
 
         s = self._ensure_session()
         c = s.settings.get_compaction_settings()
@@ -1410,7 +1410,9 @@ class PiMagics(Magics):  # type: ignore[misc]
         try:
             follow = importlib.import_module("pi_nb.notebook.following").follow
         except ImportError:
-            raise UsageError("%pi follow: this install has no pi_nb.notebook.following — update pi_nb") from None
+            raise UsageError(
+                "%pi follow: this install has no pi_nb.notebook.following — update pi_nb"
+            ) from None
         follower = follow(path)
         if self._follower is not None:  # one followed file at a time: the previous one stops
             try:

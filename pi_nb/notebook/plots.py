@@ -22,19 +22,19 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from pi_nb.errors import InvalidMessageError, NotebookError
-from pi_nb.notebook.budget import (
+from pi_nb.budget import (
     MESSAGE_CATEGORIES,
     PI_DEFAULT_RESERVE_TOKENS,
     format_tokens,
     message_category,
 )
+from pi_nb.errors import InvalidMessageError, NotebookError
 from pi_nb.notebook.frames import LoadedSession, iter_sessions, tool_results_df
 from pi_nb.notebook.views import COLORS
 from pi_nb.session.context import session_entry_to_context_messages
@@ -75,7 +75,7 @@ def _figure(ax: Any, figsize: tuple[float, float]) -> tuple[Figure, Any]:
     if ax is not None:
         if not isinstance(ax, Axes):
             raise NotebookError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
-        return ax.figure, ax
+        return cast(Figure, ax.figure), ax
     _ensure_png_formatter()
     fig = Figure(figsize=figsize, layout="constrained")
     return fig, fig.add_subplot()
@@ -185,7 +185,9 @@ def plot_context_tokens(
     for data in series:
         xs = [t[0] for t in data["turns"]]
         ys = [t[2] for t in data["turns"]]
-        label = f"session {_short_id(data['session_id'])}" if several else "context tokens (provider usage)"
+        label: str | None = (
+            f"session {_short_id(data['session_id'])}" if several else "context tokens (provider usage)"
+        )
         axes.plot(
             xs,
             ys,

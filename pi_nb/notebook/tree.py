@@ -177,7 +177,6 @@ def render_tree_text(model: SessionTreeModel, *, page: int | None = None) -> str
     return "\n".join(lines)
 
 
-
 # ==== the widget ====
 
 
@@ -405,9 +404,7 @@ class SessionTreeView(_WidgetView):
         if (isinstance(result, Mapping) and result.get("cancelled")) or getattr(result, "cancelled", False):
             self.last_status = "navigation cancelled: nothing changed"
         else:
-            self.last_status = (
-                f"navigated to {target}{' with a summary' if summarize else ''}; leaf is now {self.model.leaf_id}"
-            )
+            self.last_status = f"navigated to {target}{' with a summary' if summarize else ''}; leaf is now {self.model.leaf_id}"
         self._sync()
         return result
 
@@ -622,7 +619,9 @@ class SessionTreeView(_WidgetView):
             self.prev_button.disabled = self.page <= 0
             self.next_button.disabled = self.page >= self.model.page_count - 1
             self.filter.value = self.model.filter_mode
-            if (rows and self._drawn_version != self.model.version) or (rows and self._drawn_page != self.page):
+            if (rows and self._drawn_version != self.model.version) or (
+                rows and self._drawn_page != self.page
+            ):
                 page_rows = self.model.page_rows(self.page)
                 self.rows.options = [(_row_label(r), _row_key(r)) for r in page_rows]
                 self._row_keys = {_row_key(r) for r in page_rows}
@@ -642,7 +641,6 @@ class SessionTreeView(_WidgetView):
                 self.status.value = f'<span style="color:{color}">{escape(self.last_status)}</span>'
         finally:
             self._syncing = False
-
 
 
 def session_tree(

@@ -135,10 +135,10 @@ class TruncationReport:
             return None
         if shown == t.total_lines + 1 and self.full_text is not None and self.full_text.endswith("\n"):
             return (
-                f"the notice says \"of {shown}\": Pi's read tool counts the empty line after the final "
+                f'the notice says "of {shown}": Pi\'s read tool counts the empty line after the final '
                 f"newline as a line; the truncation counts {t.total_lines} (a final newline ends a line)"
             )
-        return f"the notice says \"of {shown}\" lines where the truncation counted {t.total_lines}"
+        return f'the notice says "of {shown}" lines where the truncation counted {t.total_lines}'
 
     def summary_lines(self) -> list[str]:
         """The facts, one per line (shared by the text and HTML renderings)."""
@@ -377,7 +377,9 @@ def _check_text(value: object) -> None:
             f"truncation_view() takes the text itself, not a path: pass Path({os.fspath(value)!r}).read_text()"
         )
     if isinstance(value, Mapping):
-        raise NotebookError("truncation_view() takes a text; for a stored tool result use tool_result_truncation()")
+        raise NotebookError(
+            "truncation_view() takes a text; for a stored tool result use tool_result_truncation()"
+        )
     if not isinstance(value, (str, bytes)):
         raise NotebookError(f"truncation_view() takes a str or bytes, got {type(value).__name__}")
     if isinstance(value, str) and value and "\n" not in value and len(value) < 4096:
@@ -616,8 +618,14 @@ class TruncationView(_WidgetView):
     def _build_widget(self) -> Any:
         w = _ipywidgets()
         self.html = w.HTML(value=self.to_html())
-        self.lines_slider = w.IntSlider(value=self.context_lines, min=0, max=60, description="context lines",
-            style={"description_width": "initial"}, layout=w.Layout(width="420px"))
+        self.lines_slider = w.IntSlider(
+            value=self.context_lines,
+            min=0,
+            max=60,
+            description="context lines",
+            style={"description_width": "initial"},
+            layout=w.Layout(width="420px"),
+        )
 
         def on_lines(change: Mapping[str, Any]) -> None:
             self.context_lines = int(change["new"])

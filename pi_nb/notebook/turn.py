@@ -101,9 +101,7 @@ def _truncation_badge(details: Any, text: str = "") -> str | None:
         where = " (first line over the limit)"
     notice = _NOTICE_TOTAL.search(text)
     if notice and str(notice.group(1)) != str(t.get("totalLines")):
-        where += (
-            f"; the notice's \"of {notice.group(1)}\" also counts the empty line after the final newline"
-        )
+        where += f'; the notice\'s "of {notice.group(1)}" also counts the empty line after the final newline'
     return f"truncated by {by}: kept {kept}{where}"
 
 
@@ -271,8 +269,9 @@ class TurnView:
                         calls[tool.call_id] = tool
                         view.items.append(tool)
             elif role == "toolResult":
-                tool = calls.get(msg.get("toolCallId", ""))
-                if tool is not None:
+                found = calls.get(msg.get("toolCallId", ""))
+                if found is not None:
+                    tool = found
                     tool.status = "error" if msg.get("isError") else "ok"
                     tool.result_text = _text_of(msg.get("content"))
                     tool.badge = _truncation_badge(msg.get("details"), tool.result_text)

@@ -21,10 +21,10 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from pi_nb.budget import format_tokens
 from pi_nb.errors import NotebookError
-from pi_nb.notebook.budget import format_tokens
-from pi_nb.notebook.frames import _session_files
 from pi_nb.notebook.plots import _figure
+from pi_nb.session.paths import session_files_under
 from pi_nb.what_if import ReplayResult, SweepOutcome, sweep
 
 __all__ = [
@@ -323,11 +323,11 @@ def _sweep_files(files: Sequence[str], grid: Mapping[str, Any]) -> list[SweepOut
 
 def _session_sources(sources: Any) -> list[Any]:
     if isinstance(sources, (str, os.PathLike)):
-        return list(_session_files(os.fspath(sources)))
+        return list(session_files_under(os.fspath(sources)))
     out: list[Any] = []
     for item in sources:
         if isinstance(item, (str, os.PathLike)):
-            out.extend(_session_files(os.fspath(item)))
+            out.extend(session_files_under(os.fspath(item)))
         else:
             out.append(item)
     return out

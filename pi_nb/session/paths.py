@@ -46,6 +46,7 @@ __all__ = [
     "list_sessions",
     "resolve_session_dir",
     "session_file_name",
+    "session_files_under",
 ]
 
 ENV_AGENT_DIR = "PI_CODING_AGENT_DIR"
@@ -417,3 +418,16 @@ def find_most_recent_session(session_dir: str, cwd: str | None = None) -> str | 
         return None
     candidates.sort(key=lambda pm: -pm[1])
     return candidates[0][0] if candidates else None
+
+
+def session_files_under(path: str) -> list[str]:
+    """The ``*.jsonl`` files under a directory (walked in sorted order, each folder's files sorted),
+    or ``[path]`` for anything that is not a directory. The one walk every view, frame and replay
+    over "a directory of session files" uses; whether each file is a session is the reader's call."""
+    if not os.path.isdir(path):
+        return [path]
+    found: list[str] = []
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".jsonl"))
+    return found

@@ -435,14 +435,20 @@ class SessionTreeModel:
         if entry.get("type") != "message":
             return False
         msg = entry.get("message")
-        if not isinstance(msg, Mapping) or msg.get("role") != "assistant" or not isinstance(msg.get("content"), list):
+        if (
+            not isinstance(msg, Mapping)
+            or msg.get("role") != "assistant"
+            or not isinstance(msg.get("content"), list)
+        ):
             return False
         found = False
         for block in msg["content"]:
             if isinstance(block, Mapping) and block.get("type") == "toolCall":
                 args = block.get("arguments")
                 bid = str(block.get("id"))
-                self._tool_calls.setdefault(bid, (str(block.get("name")), args if isinstance(args, Mapping) else {}))
+                self._tool_calls.setdefault(
+                    bid, (str(block.get("name")), args if isinstance(args, Mapping) else {})
+                )
                 found = found or bid == call_id
         return found
 
@@ -478,7 +484,9 @@ class SessionTreeModel:
             roots = [path[0], *(r for r in roots if r is not path[0])]
         multiple_roots = len(roots) > 1
         flat: list[_Node] = []
-        work: list[tuple[_Node, int, bool]] = [(r, 1 if multiple_roots else 0, multiple_roots) for r in reversed(roots)]
+        work: list[tuple[_Node, int, bool]] = [
+            (r, 1 if multiple_roots else 0, multiple_roots) for r in reversed(roots)
+        ]
         active = self._active
         while work:
             node, indent, just_branched = work.pop()
@@ -1016,7 +1024,9 @@ class SessionTreeModel:
                 if self._collapsed(group):
                     last = len(items) - k
                     for j, (node, _i) in enumerate(items):
-                        positions[node.id] = at + j if j < k else (at + k if j < last else at + j - last + k + 1)
+                        positions[node.id] = (
+                            at + j if j < k else (at + k if j < last else at + j - last + k + 1)
+                        )
                 else:
                     for j, (node, _i) in enumerate(items):
                         positions[node.id] = at + j

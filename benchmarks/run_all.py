@@ -52,6 +52,7 @@ GROUPS = (
     "huge_entry",
     "skills",
     "corpus",
+    "edit",
 )
 
 SIZES = {
@@ -546,6 +547,27 @@ def group_corpus(sessions: int) -> list[dict[str, Any]]:
     ]
 
 
+def group_edit(pi: bool) -> list[dict[str, Any]]:
+    bt = load("tools")
+    rows = []
+    for label, ours, theirs in bt.run("edit", repeat=3, pi=pi):
+        if "2000" not in label:
+            continue
+        rows.append(
+            row(
+                "edit",
+                f"edit tool: {label.removeprefix('edit ')} (jsdiff's diff, both renderings)",
+                "2,000-line file, one edit block",
+                ours,
+                "-",
+                theirs,
+                "<= Pi",
+                None if theirs is None else ours <= theirs,
+            )
+        )
+    return rows
+
+
 def run_group(name: str, full: bool, pi: bool) -> list[dict[str, Any]]:
     i = 1 if full else 0
     if name == "truncation":
@@ -569,6 +591,8 @@ def run_group(name: str, full: bool, pi: bool) -> list[dict[str, Any]]:
         return group_skills(SIZES["skills"][i], pi)
     if name == "corpus":
         return group_corpus(SIZES["corpus_sessions"][i])
+    if name == "edit":
+        return group_edit(pi)
     raise SystemExit(f"unknown group {name!r}; known: {', '.join(GROUPS)}")
 
 

@@ -162,15 +162,12 @@ RSS_SCRIPT = textwrap.dedent(
 )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--no-pi", action="store_true")
-    parser.add_argument("--only", default="", help="run only the calls whose label contains this text")
-    args = parser.parse_args()
-
+def run(
+    only: str = "", repeat: int = 3, pi: bool = True, keep: Path | None = None
+) -> list[tuple[str, float, float | None]]:
+    """``(label, pi_nb seconds, Pi seconds or None)`` of every call whose label contains ``only``."""
     oracle = None
-    if not args.no_pi:
+    if pi:
         try:
             from oracle_client import Oracle, oracle_available
 
@@ -178,14 +175,14 @@ def main() -> None:
                 oracle = Oracle()
         except ImportError:
             pass
-
-    tmp = Path(tempfile.mkdtemp(prefix="pi-nb-bench-tools-")).resolve()
+    tmp = keep or Path(tempfile.mkdtemp(prefix="pi-nb-bench-tools-")).resolve()
     try:
-        build(tmp)
-        (tmp / "out").mkdir()
+        if keep is None:
+            build(tmp)
+            (tmp / "out").mkdir()
         rows = []
         for label, name, params in CASES:
-            if args.only not in label:
+            if only not in label:
                 continue
             options = {"bash": {"tmpdir": str(tmp / "out")}, "find": {"backend": "python"}}
             tool = create_tool(name, str(tmp), options)
@@ -195,20 +192,40 @@ def main() -> None:
                 outcome = asyncio.run(execute_tool_call(tool, "bench", params))
                 assert not outcome.is_error, outcome.text
 
-            t_ours = best(ours, args.repeat, before)
+            t_ours = best(ours, repeat, before)
             t_pi = None
             if oracle is not None and name != "find":
 
-                def pi(name: str = name, params: dict[str, Any] = params) -> None:
+                def pi_call(name: str = name, params: dict[str, Any] = params) -> None:
                     r = oracle.call(
                         "tool", name=name, cwd=str(tmp), params=params, env={"TMPDIR": str(tmp / "out")}
                     )
                     assert not r["isError"], r["content"]
 
-                t_pi = best(pi, args.repeat, before)
+                t_pi = best(pi_call, repeat, before)
             for leftover in (tmp / "out").glob("pi-bash-*.log"):
                 leftover.unlink()
             rows.append((label, t_ours, t_pi))
+        return rows
+    finally:
+        if oracle is not None:
+            oracle.close()
+        if keep is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-pi", action="store_true")
+    parser.add_argument("--only", default="", help="run only the calls whose label contains this text")
+    args = parser.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="pi-nb-bench-tools-")).resolve()
+    try:
+        build(tmp)
+        (tmp / "out").mkdir()
+        rows = run(args.only, args.repeat, not args.no_pi, keep=tmp)
 
         rss_mb: float | None = None
         if args.only in CASES[4][0]:
@@ -228,8 +245,6 @@ def main() -> None:
         if rss_mb is not None:
             print(f"\nbash 200 MB output: peak RSS of a fresh interpreter running it: {rss_mb:.1f} MB")
     finally:
-        if oracle is not None:
-            oracle.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

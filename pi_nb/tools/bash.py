@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pi_nb._js import js_number_to_string
-from pi_nb.errors import ToolError
+from pi_nb.errors import OutputAccumulatorError, ToolError
 from pi_nb.tools import _supervisor
 from pi_nb.tools._node import error_code
 from pi_nb.tools.base import (
@@ -644,23 +644,63 @@ class _ChildWaiter:
 
 
 class _CappedOutputAccumulator(OutputAccumulator):
-    """The bash tool's accumulator: the full-output temp file stops at ``max_file_bytes``."""
+    """The bash tool's accumulator: the full-output temp file stops at ``max_file_bytes``, and a
+    file that cannot be created or written (disk full, ``RLIMIT_FSIZE``, a read-only temp dir)
+    stops being written instead of failing the call; ``file_error`` then says why."""
 
     def __init__(self, *, max_file_bytes: int, temp_file_prefix: str, tmpdir: str | None) -> None:
         super().__init__(temp_file_prefix=temp_file_prefix, tmpdir=tmpdir)
         self.max_file_bytes = max_file_bytes
         self.file_bytes = 0
         self.file_capped = False
+        self.file_error: str | None = None
+
+    def _failed(self, exc: OutputAccumulatorError) -> None:
+        if self.file_error is None:
+            cause = exc.__cause__
+            self.file_error = (
+                cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
+            )
+        file, self._file = self._file, None
+        if file is not None:
+            with contextlib.suppress(OSError):
+                file.close()
+
+    def _ensure_temp_file(self) -> None:
+        if self.file_error is not None:
+            return
+        try:
+            super()._ensure_temp_file()
+        except OutputAccumulatorError as exc:
+            self._failed(exc)
 
     def _write(self, data: bytes) -> None:
+        if self.file_error is not None:
+            return
         room = self.max_file_bytes - self.file_bytes
         if len(data) > room:
             self.file_capped = True
             data = data[: max(room, 0)]
         if not data:
             return
-        super()._write(data)
+        try:
+            super()._write(data)
+        except OutputAccumulatorError as exc:
+            self._failed(exc)
+            return
         self.file_bytes += len(data)
+
+    def _flush(self) -> None:
+        try:
+            super()._flush()
+        except OutputAccumulatorError as exc:
+            self._failed(exc)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OutputAccumulatorError as exc:
+            self._failed(exc)
 
 
 SpawnHook = Callable[[BashSpawnContext], BashSpawnContext]
@@ -751,7 +791,11 @@ class BashTool(AgentTool):
         on_update: ToolUpdateCallback | None = None,
         ctx: ToolContext | None = None,
     ) -> AgentToolResult:
-        command: str = params["command"]
+        command = params.get("command")
+        if not isinstance(command, str):
+            raise ToolError(f"command must be a string, got {type(command).__name__}")
+        if "\x00" in command:
+            raise ToolError("command must not contain NUL characters")
         timeout = params.get("timeout")
         resolved = f"{self.command_prefix}\n{command}" if self.command_prefix else command
         spawn = self._spawn_context(resolved, self.effective_cwd(ctx), ctx)
@@ -830,7 +874,14 @@ class BashTool(AgentTool):
             start_line = t.total_lines - t.output_lines + 1
             end_line = t.total_lines
             path = snap.full_output_path if snap.full_output_path is not None else "undefined"
-            if output.file_capped:
+            if output.file_error is not None:
+                details["fullOutputError"] = output.file_error
+                path = (
+                    f"{snap.full_output_path} (incomplete: {output.file_error})"
+                    if snap.full_output_path is not None
+                    else f"not saved ({output.file_error})"
+                )
+            elif output.file_capped:
                 details["fullOutputMaxBytes"] = output.max_file_bytes
                 path += f" (holds the first {format_size(output.max_file_bytes)} only)"
             if t.last_line_partial:

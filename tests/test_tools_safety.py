@@ -41,7 +41,9 @@ from pi_nb.tools.bash import supervisor_available
 from pi_nb.tools.read import format_read_text, read_text_file
 
 LINUX = sys.platform.startswith("linux")
-needs_supervisor = pytest.mark.skipif(not supervisor_available(), reason="the subreaper supervisor needs Linux /proc")
+needs_supervisor = pytest.mark.skipif(
+    not supervisor_available(), reason="the subreaper supervisor needs Linux /proc"
+)
 
 
 def _gone(pid: int) -> bool:
@@ -143,7 +145,9 @@ def test_timeout_ends_the_call_and_kills_every_process(tmp_path: Path, name: str
     elapsed = time.monotonic() - started
     pids = _pids(tmp_path / "pids")
     try:
-        assert out.is_error and out.text.endswith(f"Command timed out after {timeout:g} seconds"), out.text[-300:]
+        assert out.is_error and out.text.endswith(f"Command timed out after {timeout:g} seconds"), out.text[
+            -300:
+        ]
         assert elapsed < timeout + 2.0, elapsed
         assert len(pids) >= _EXPECTED_PIDS[name], pids
         assert _wait_all_gone(pids, 0.5) == []
@@ -205,7 +209,9 @@ def test_a_writer_left_after_the_shell_exits_no_longer_blocks_the_call(tmp_path:
         "bash",
         str(tmp_path),
         {"command": command},
-        options={"bash": {"tmpdir": str(tmp_path), "exit_drain_limit": 0.5, "full_output_max_bytes": 1 << 20}},
+        options={
+            "bash": {"tmpdir": str(tmp_path), "exit_drain_limit": 0.5, "full_output_max_bytes": 1 << 20}
+        },
     )
     elapsed = time.monotonic() - started
     pids = _pids(tmp_path / "pids")
@@ -228,7 +234,9 @@ def test_the_drain_limit_also_holds_without_the_supervisor(tmp_path: Path) -> No
     from pi_nb.tools.bash import LocalBashOperations
 
     ops = LocalBashOperations(exit_drain_limit=0.3, supervise=False)
-    tool = create_bash_tool(str(tmp_path), operations=ops, tmpdir=str(tmp_path), full_output_max_bytes=1 << 16)
+    tool = create_bash_tool(
+        str(tmp_path), operations=ops, tmpdir=str(tmp_path), full_output_max_bytes=1 << 16
+    )
     started = time.monotonic()
     out = asyncio.run(tool.execute("c", {"command": "setsid sh -c 'echo $$ > pid; exec yes' & echo started"}))
     assert time.monotonic() - started < 2.3
@@ -257,7 +265,9 @@ def test_output_after_exit_within_the_drain_limit_is_kept(tmp_path: Path) -> Non
 @needs_supervisor
 def test_quiet_background_processes_with_their_own_output_survive_a_normal_exit(tmp_path: Path) -> None:
     """A server started in the background (output redirected) keeps running, as in Pi."""
-    out = run_tool("bash", str(tmp_path), {"command": "setsid sleep 30 > /dev/null 2>&1 & echo $! > pid; echo ok"})
+    out = run_tool(
+        "bash", str(tmp_path), {"command": "setsid sleep 30 > /dev/null 2>&1 & echo $! > pid; echo ok"}
+    )
     pid = _pids(tmp_path / "pid")[0]
     try:
         assert out.text == "ok\n"
@@ -335,7 +345,11 @@ def test_a_session_s_temp_files_are_removed_with_one_call(tmp_path: Path) -> Non
     paths = []
     for _ in range(2):
         out = run_tool(
-            "bash", str(tmp_path), {"command": "seq 1 3000"}, ctx=ctx, options={"bash": {"tmpdir": str(tmp_path)}}
+            "bash",
+            str(tmp_path),
+            {"command": "seq 1 3000"},
+            ctx=ctx,
+            options={"bash": {"tmpdir": str(tmp_path)}},
         )
         paths.append(out.details["fullOutputPath"])
     other = run_tool(
@@ -409,9 +423,11 @@ def test_special_files_are_refused_at_once(tmp_path: Path) -> None:
         out = _read(tmp_path, path)
         assert time.monotonic() - started < 1.0, label
         assert out.is_error, label
-        resolved = os.path.realpath(path) if label.startswith("symlink") else path
-        shown = path if not label.startswith("symlink") else path
-        assert out.text.startswith(f"Cannot read {shown}: it is {kind}, not a regular file."), (label, out.text, resolved)
+        # a symlink is named as given (the model knows that path), with the kind of its target
+        assert out.text.startswith(f"Cannot read {path}: it is {kind}, not a regular file."), (
+            label,
+            out.text,
+        )
 
 
 def test_a_directory_keeps_pi_s_error(tmp_path: Path) -> None:
@@ -495,7 +511,9 @@ def test_streamed_read_equals_in_memory_read(data: bytes, offset: Any, limit: An
         (3000, 10, 1500, -20),  # negative limit: counted from the end
     ],
 )
-def test_streamed_read_equals_in_memory_read_at_the_limits(lines: int, width: int, offset: Any, limit: Any) -> None:
+def test_streamed_read_equals_in_memory_read_at_the_limits(
+    lines: int, width: int, offset: Any, limit: Any
+) -> None:
     data = "".join(f"{i:0{width}d}\u00e9\n" for i in range(lines)).encode()
     for chunk in (7, 4096, 1 << 20):
         assert _streamed(data, offset, limit, chunk) == _in_memory(data, offset, limit)
@@ -584,14 +602,20 @@ _read_only_tools = {
 }
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(
     st.sampled_from(sorted(_read_only_tools)),
     st.data(),
     st.booleans(),
 )
 @pytest.mark.timeout(300)
-def test_run_tool_never_raises_for_hostile_arguments(fuzz_root: Path, name: str, data: st.DataObject, validate: bool) -> None:
+def test_run_tool_never_raises_for_hostile_arguments(
+    fuzz_root: Path, name: str, data: st.DataObject, validate: bool
+) -> None:
     paths = st.sampled_from(_targets(fuzz_root))
     params: dict[str, Any] = {}
     for key in _read_only_tools[name]:
@@ -606,10 +630,16 @@ def test_run_tool_never_raises_for_hostile_arguments(fuzz_root: Path, name: str,
         assert out.text and out.details == {}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(st.data(), st.booleans())
 @pytest.mark.timeout(300)
-def test_run_tool_never_raises_for_hostile_mutations(fuzz_root: Path, data: st.DataObject, validate: bool) -> None:
+def test_run_tool_never_raises_for_hostile_mutations(
+    fuzz_root: Path, data: st.DataObject, validate: bool
+) -> None:
     """write/edit and bash with hostile values where it is safe to let them run: paths stay inside
     the fuzz directory and bash only ever runs ``true``-like commands or gets non-strings."""
     _targets(fuzz_root)
@@ -617,15 +647,28 @@ def test_run_tool_never_raises_for_hostile_mutations(fuzz_root: Path, data: st.D
     safe_paths = st.sampled_from([*_MUTABLE, "new.txt", "dir/new.txt"])
     name = data.draw(st.sampled_from(["write", "edit", "bash"]))
     if name == "write":
-        params = {"path": data.draw(st.one_of(safe_paths, _hostile.filter(lambda v: not isinstance(v, str)))), "content": data.draw(_hostile)}
+        params = {
+            "path": data.draw(st.one_of(safe_paths, _hostile.filter(lambda v: not isinstance(v, str)))),
+            "content": data.draw(_hostile),
+        }
     elif name == "edit":
         params = {
             "path": data.draw(st.one_of(safe_paths, _hostile.filter(lambda v: not isinstance(v, str)))),
-            "edits": data.draw(st.one_of(_hostile, st.lists(st.dictionaries(st.sampled_from(["oldText", "newText"]), _hostile), max_size=2))),
+            "edits": data.draw(
+                st.one_of(
+                    _hostile,
+                    st.lists(st.dictionaries(st.sampled_from(["oldText", "newText"]), _hostile), max_size=2),
+                )
+            ),
         }
     else:
         params = {
-            "command": data.draw(st.one_of(st.sampled_from(["true", "echo ok", "printf '\\377'", "a\x00b"]), _hostile.filter(lambda v: not isinstance(v, str)))),
+            "command": data.draw(
+                st.one_of(
+                    st.sampled_from(["true", "echo ok", "printf '\\377'", "a\x00b"]),
+                    _hostile.filter(lambda v: not isinstance(v, str)),
+                )
+            ),
             "timeout": data.draw(_hostile),
         }
     out = run_tool(name, str(fuzz_root), params, validate=validate)

@@ -265,11 +265,15 @@ class LocalBashOperations:
             or not math.isfinite(exit_drain_limit)
             or exit_drain_limit < 0
         ):
-            raise ToolError(f"exit_drain_limit must be a finite number of seconds >= 0, got {exit_drain_limit!r}")
+            raise ToolError(
+                f"exit_drain_limit must be a finite number of seconds >= 0, got {exit_drain_limit!r}"
+            )
         self.shell_path = shell_path
         self.shell_name = shell_name
         self.exit_drain_limit = float(exit_drain_limit)
-        self.supervise = supervisor_available() if supervise is None else bool(supervise and supervisor_available())
+        self.supervise = (
+            supervisor_available() if supervise is None else bool(supervise and supervisor_available())
+        )
 
     async def exec(
         self,
@@ -281,7 +285,9 @@ class LocalBashOperations:
         timeout: float | None,
         env: Mapping[str, str] | None,
     ) -> int | None:
-        report = await self.exec_report(command, cwd, on_data=on_data, signal=signal, timeout=timeout, env=env)
+        report = await self.exec_report(
+            command, cwd, on_data=on_data, signal=signal, timeout=timeout, env=env
+        )
         return report.exit_code
 
     async def exec_report(
@@ -658,9 +664,7 @@ class _CappedOutputAccumulator(OutputAccumulator):
     def _failed(self, exc: OutputAccumulatorError) -> None:
         if self.file_error is None:
             cause = exc.__cause__
-            self.file_error = (
-                cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
-            )
+            self.file_error = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
         file, self._file = self._file, None
         if file is not None:
             with contextlib.suppress(OSError):

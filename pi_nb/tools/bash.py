@@ -16,11 +16,36 @@ empty output reads ``(no output)``; any other code fails with ``{text}\\n\\nComm
 {n}``; an abort fails with ``{text}\\n\\nCommand aborted`` and a timeout with ``{text}\\n\\nCommand timed
 out after {t} seconds`` (for these two, empty output adds nothing before the status).
 
-Process handling (Pi's ``waitForChildProcess`` and ``killProcessTree``): timeouts and aborts
-``SIGKILL`` the whole process group, so grandchildren die too. After the shell exits, reading goes
-on while output keeps arriving, until the pipes close or stay quiet for 100 ms (a 100 ms grace
-timer re-armed by every chunk, Pi's fix for issue 5303); then the pipes are closed. Updates
-(``on_update``) are sent at most every 100 ms.
+Process handling. Pi starts the shell in its own process group and, on a timeout or an abort,
+kills that group with ``SIGKILL``; after the shell exits it reads on for as long as output keeps arriving
+(a 100 ms grace timer re-armed by every chunk, its fix for issue 5303). A process that left the
+group (``setsid``, a double fork) survives the kill, and one that keeps writing (``setsid sh -c
+'exec yes' &``, ``nohup yes &``) keeps the call running for ever while the full-output file grows
+by gigabytes. pi_nb keeps Pi's rules and closes both holes:
+
+* On Linux the command runs under a small supervisor process (:mod:`pi_nb.tools._supervisor`)
+  that is a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``, no privilege needed): every
+  process the command starts stays its descendant, whatever group or session it moved to. A
+  timeout, an abort or a cancelled task kills that whole tree (``SIGKILL``, walked again until
+  nothing is left, so processes forked meanwhile die too); should the supervisor not answer in
+  0.5 s (the command stopped or killed it), the tool walks the tree itself. The call then ends
+  within 1.5 s of the kill whatever is still holding the pipes. Elsewhere (macOS) the process
+  group is killed, as in Pi, with the same bound on the call.
+* After the shell exits, output is read for at most :data:`EXIT_DRAIN_LIMIT_S` (2 s, the
+  ``exit_drain_limit`` option) more. If it is still arriving then, reading stops, the processes
+  still holding the output pipe are killed (Linux; elsewhere they get ``SIGPIPE`` at their next
+  write) and the text ends with ``[Output was still arriving 2 seconds after the shell exited:
+  reading stopped there and ...]``. Background processes that went quiet or redirected their
+  output (``server > log 2>&1 &``) are left running, as in Pi.
+* The full-output file stops growing at ``full_output_max_bytes`` (default
+  :data:`DEFAULT_FULL_OUTPUT_MAX_BYTES`, 256 MiB); the notice then reads ``Full output: {path}
+  (holds the first 256.0MB only)`` and ``details`` has ``fullOutputMaxBytes``. If the file cannot
+  be created or written (disk full, ``RLIMIT_FSIZE``), writing it stops, the call still answers
+  and the notice says ``(incomplete: {reason})`` (``details.fullOutputError``).
+* Every full-output file is recorded per session (:func:`~pi_nb.tools.base.cleanup_tool_temp_files`
+  removes a closed session's files) and per tool (:meth:`BashTool.cleanup_temp_files`).
+
+Updates (``on_update``) are sent at most every 100 ms.
 
 Environment: the caller's environment with ``PI_SESSION_ID``, ``PI_SESSION_FILE``,
 ``PI_PROVIDER``, ``PI_MODEL`` and ``PI_REASONING_LEVEL`` removed, then set from the tool context

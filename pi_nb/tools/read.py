@@ -16,6 +16,17 @@ through ``truncate_head`` (2000 lines / 50 KB) and exactly one notice may follow
 ``Array.prototype.slice`` and is printed as given). An offset past the end fails with
 ``Offset {offset} is beyond end of file ({n} lines total)``.
 
+Only regular files are read. A FIFO, socket, character or block device (or a symlink to one) is
+refused at once with ``Cannot read {path}: it is a FIFO (named pipe), not a regular file. ...``
+(Pi would block for ever on a FIFO, or fill its memory from ``/dev/zero``); the file is opened
+non-blocking and checked again, so a path swapped after the check cannot hang the call either. A
+file that reports size 0 but has content (``/proc``, ``/sys``) is read up to
+:data:`PSEUDO_FILE_MAX_BYTES` (16 MiB, then a notice says so); other files up to their size at
+open, and over 2 GiB they get Node's error, as in Pi (``File size (N) is greater than 2 GiB``, plus
+a hint to use bash). Text is streamed in 1 MiB chunks (:func:`read_text_file`): every line of the
+file is counted for ``of {total}`` but only the shown lines are kept, so reading a 1 GB file costs
+a few MB (Pi holds the file, its text and its lines, and fails beyond V8's 512 M-character string).
+
 Images (sniffed from the bytes): ``Read image file [{mime}]`` plus hints, then the image block;
 see :mod:`pi_nb.tools.images`. When the session's model has no image input the text gets
 ``[Current model does not support images. The image will be omitted from this request.]`` (the

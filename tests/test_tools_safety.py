@@ -703,3 +703,31 @@ def test_a_tool_bug_becomes_an_error_result(tmp_path: Path) -> None:
     assert out.is_error and out.text == "division by zero" and out.stage == "execute"
     out = asyncio.run(execute_tool_call(Wrong("w", "w", "d", schema), "c", {}))
     assert out.is_error and out.text == "Tool w returned str, not a tool result"
+
+
+@needs_supervisor
+def test_the_supervisor_is_not_named_python_and_ignores_sigterm(tmp_path: Path) -> None:
+    """``pkill python`` / ``killall python`` (a model stopping its own server) match the process name
+    and send SIGTERM: neither reaches the supervisor."""
+    out = run_tool(
+        "bash", str(tmp_path), {"command": "cat /proc/$PPID/comm; kill -TERM $PPID; sleep 0.2; echo alive"}
+    )
+    assert out.text == "pi-nb-bash\nalive\n" and not out.is_error
+
+
+@needs_supervisor
+@pytest.mark.timeout(30)
+def test_a_command_that_kills_its_supervisor_still_ends(tmp_path: Path) -> None:
+    out = run_tool("bash", str(tmp_path), {"command": "kill -9 $PPID; sleep 0.2; echo after"})
+    assert not out.is_error
+    assert out.text == (
+        "after\n\n\n[The command killed the bash tool's supervisor process: its exit code is unknown, "
+        "and processes that left its process group can no longer be stopped.]"
+    )
+    started = time.monotonic()
+    out = run_tool(
+        "bash", str(tmp_path), {"command": "kill -9 $PPID; sleep 30 & echo $! > pid; wait", "timeout": 0.5}
+    )
+    assert out.is_error and out.text.endswith("Command timed out after 0.5 seconds")
+    assert time.monotonic() - started < 2.5
+    assert _wait_all_gone(_pids(tmp_path / "pid"), 1.0) == []

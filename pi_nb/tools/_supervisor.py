@@ -19,6 +19,10 @@ file as a small Python process (``python -I -S _supervisor.py STATUS_FD SHELL AR
   subreaper or PID 1). End of file on stdin without ``q`` means the tool's process went away: kill
   everything, as for ``k``.
 
+It names itself ``pi-nb-bash`` (so ``pkill python`` does not match it) and ignores SIGINT, SIGTERM
+and SIGHUP: only the tool decides when the command's processes die. A command can still
+``SIGKILL`` it (``kill -9 $PPID``); the tool then waits for the shell as Pi does and says so.
+
 The module only uses the standard library and never imports pi_nb, so it starts in about 10 ms.
 :func:`descendants` and :func:`kill_tree` are also used by the tool itself when the supervisor does
 not answer (it was stopped or killed by the command).
@@ -37,6 +41,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+PR_SET_NAME = 15
 PR_SET_CHILD_SUBREAPER = 36
 KILL_ROUNDS_DEADLINE_S = 1.5
 
@@ -56,6 +61,12 @@ def _stat(pid: str) -> tuple[int, str] | None:
         return int(fields[1]), fields[0].decode("ascii", "replace")
     except ValueError:
         return None
+
+
+def process_gone(pid: int) -> bool:
+    """Whether ``pid`` no longer runs (it does not exist, or it is a zombie)."""
+    info = _stat(str(pid))
+    return info is None or info[1] in ("Z", "X")
 
 
 def descendants(root: int) -> tuple[list[int], list[int]]:
@@ -181,6 +192,8 @@ def main(argv: list[str]) -> int:  # pragma: no cover - runs in the supervisor p
 
         libc = ctypes.CDLL(None, use_errno=True)
         subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        # a name that ``pkill python`` / ``killall python`` do not match (it also ignores SIGTERM)
+        libc.prctl(PR_SET_NAME, b"pi-nb-bash", 0, 0, 0)
     except (OSError, AttributeError):
         subreaper = False
     if not subreaper:

@@ -123,6 +123,7 @@ EXIT_DRAIN_LIMIT_S = 2.0
 KILL_FALLBACK_S = 0.5
 KILL_HARD_END_S = 1.5
 HOLDERS_ANSWER_S = 1.0
+SHELL_POLL_S = 0.05
 DEFAULT_FULL_OUTPUT_MAX_BYTES = 256 * 1024 * 1024
 """The full-output temp file stops growing here (256 MiB); the notice then says it holds the start."""
 SUPERVISOR_PATH = os.path.abspath(_supervisor.__file__)
@@ -251,11 +252,14 @@ class BashExecReport:
     ``drain_cut`` is true when output was still arriving ``exit_drain_limit`` seconds after the
     shell exited and reading stopped there; ``stopped_writers`` is how many processes still holding
     the output pipes were then killed (always 0 where the supervisor is not available).
+    ``supervisor_lost`` is true when the command killed its supervisor: the exit code is then
+    unknown (``None``) and processes that left the process group are out of reach.
     """
 
     exit_code: int | None
     drain_cut: bool = False
     stopped_writers: int = 0
+    supervisor_lost: bool = False
 
 
 def supervisor_available() -> bool:
@@ -371,7 +375,12 @@ class LocalBashOperations:
         code = await waiter.run()
         if waiter.spawn_errno is not None:
             raise ToolError(f"spawn {shell} {error_code(OSError(waiter.spawn_errno, ''))}")
-        return BashExecReport(code, drain_cut=waiter.drain_cut, stopped_writers=waiter.stopped_writers)
+        return BashExecReport(
+            code,
+            drain_cut=waiter.drain_cut,
+            stopped_writers=waiter.stopped_writers,
+            supervisor_lost=waiter.supervisor_lost,
+        )
 
 
 class _ChildWaiter:
@@ -414,6 +423,7 @@ class _ChildWaiter:
         self.awaiting_holders = False
         self.released = False
         self.proc_exited = threading.Event()
+        self.supervisor_lost = False
 
     # -- timers ---------------------------------------------------------------------------------
 
@@ -505,7 +515,8 @@ class _ChildWaiter:
             os.close(fd)
 
     def _ended(self) -> bool:
-        return self.exited or self.proc_gone
+        """The shell's end is known (or, after a kill, the supervisor's)."""
+        return self.exited or (self.proc_gone and (not self.supervised or self.killing))
 
     def _maybe_finalize(self) -> None:
         if self._ended() and not self.open_fds and not self.awaiting_holders:
@@ -601,22 +612,31 @@ class _ChildWaiter:
             return
         if self.done.done() or self.exited:
             return
-        # the supervisor is gone before the shell's end was reported: after a kill (the supervisor
-        # exits once everything is dead) or because the command killed it
         if self.status_fd is not None:
             self._on_status()  # a last report may be waiting
         if self.exited or self.done.done():
             return
-        if not self.killing and self.shell_pid is not None:
-            kill_process_tree(self.shell_pid)  # nobody supervises the command any more
         if self.awaiting_holders:
-            self.awaiting_holders = False
-        if not self.open_fds:
             self._finalize()
-        else:
-            self._arm_grace()
-            if not self.killing:
-                self._set_timer("drain", self.drain_limit, self._on_drain_limit)
+            return
+        if self.killing:
+            # the supervisor exits once everything it could reach is dead
+            self._maybe_finalize()
+            if not self.done.done():
+                self._arm_grace()
+            return
+        # the command killed its supervisor (``kill -9 $PPID``, ``pkill -9 -f python``): carry on
+        # as Pi would, waiting for the shell itself (its exit code is lost)
+        self.supervisor_lost = True
+        self._poll_shell()
+
+    def _poll_shell(self) -> None:
+        if self.done.done() or self.exited:
+            return
+        if self.shell_pid is None or _supervisor.process_gone(self.shell_pid):
+            self._on_exit(-1)
+            return
+        self._set_timer("poll-shell", SHELL_POLL_S, self._poll_shell)
 
     def _wait_thread(self) -> None:
         code = self.proc.wait()
@@ -931,6 +951,11 @@ class BashTool(AgentTool):
             return f"{text}\n\n{status}" if text else status
 
         def drain_notice(text: str, report: BashExecReport) -> str:
+            if report.supervisor_lost:
+                text += (
+                    "\n\n[The command killed the bash tool's supervisor process: its exit code is unknown, "
+                    "and processes that left its process group can no longer be stopped.]"
+                )
             if not report.drain_cut:
                 return text
             limit = js_number_to_string(getattr(self.operations, "exit_drain_limit", EXIT_DRAIN_LIMIT_S))

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tests" / "golden"))
 sys.path.insert(0, str(ROOT.parent / "shared" / "pi-oracle"))
 
 MB = 1024 * 1024
-GROUPS = ("truncation", "stream", "session", "compaction", "budget", "tree", "turn", "read")
+GROUPS = ("truncation", "stream", "session", "compaction", "budget", "tree", "turn", "huge_entry", "read")
 
 SIZES = {
     # group: (small default, --full)
@@ -53,6 +53,7 @@ SIZES = {
     "tree_entries": (10_000, 10_000),
     "turns": (10, 20),
     "read_mb": (128, 1024),
+    "huge_entry_mb": (20, 200),
 }
 
 
@@ -460,6 +461,32 @@ def group_read(size_mb: float, pi: bool) -> list[dict[str, Any]]:
             ok,
             note,
         )
+def group_huge_entry(size_mb: int, pi: bool) -> list[dict[str, Any]]:
+    bh = load("huge_entry")
+    r = bh.main(["--mb", str(size_mb)])
+    size = f"a session holding one {size_mb} MB tool result"
+    return [
+        row(
+            "huge_entry",
+            "AgentSession.prompt, offline model, compaction off (first turn)",
+            size,
+            r["turn1_s"],
+            f"{r['peak_rss_mb']:.0f} MB peak RSS",
+            None,
+            "seconds (< 5 s), no Pi counterpart",
+            r["turn1_s"] < 5,
+            f"second turn {r['turn2_s'] * 1e3:.0f} ms (counts reused); open {r['open_s']:.1f} s",
+        ),
+        row(
+            "huge_entry",
+            "AgentSession open + prompt, default compaction (overflow, compact, retry)",
+            size,
+            r["compacting_turn_s"],
+            "-",
+            None,
+            "seconds (< 10 s), no Pi counterpart",
+            r["compacting_turn_s"] < 10,
+        ),
     ]
 
 
@@ -481,6 +508,8 @@ def run_group(name: str, full: bool, pi: bool) -> list[dict[str, Any]]:
         return group_turn(SIZES["turns"][i], pi)
     if name == "read":
         return group_read(SIZES["read_mb"][i], pi)
+    if name == "huge_entry":
+        return group_huge_entry(SIZES["huge_entry_mb"][i], pi)
     raise SystemExit(f"unknown group {name!r}; known: {', '.join(GROUPS)}")
 
 

@@ -96,7 +96,7 @@ def main() -> None:
         )
 
     for name in ("o200k_base", "cl100k_base"):
-        code = f"import time, pi_nb; t = time.perf_counter(); pi_nb.get_encoding({name!r}); print(time.perf_counter() - t)"
+        code = f"import time, pi_nb.tokens; t = time.perf_counter(); pi_nb.tokens.get_encoding({name!r}); print(time.perf_counter() - t)"
         t_import = "import time; t = time.perf_counter(); import pi_nb; print(time.perf_counter() - t)"
         load = float(
             subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

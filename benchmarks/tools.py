@@ -67,6 +67,21 @@ def build(root: Path) -> None:
 def reset_edit_files(root: Path) -> None:
     (root / "e" / "five.txt").write_text("".join(f"line {i:05d}\n" for i in range(5000)))
     (root / "e" / "rewrite.txt").write_text("".join(f"old {i}\n" for i in range(1000)))
+    for name in ("alt2000.txt", "rew2000.txt", "mix2000.txt"):
+        (root / "e" / name).write_text(OLD_2000)
+
+
+OLD_2000 = "".join(f"line {i:05d} of the file with some text\n" for i in range(2000))
+ALT_2000 = "".join(
+    f"CHANGED {i:05d} new text here\n" if i % 2 else f"line {i:05d} of the file with some text\n"
+    for i in range(2000)
+)
+REW_2000 = "".join(f"rewritten {i:05d} entirely different\n" for i in range(2000))
+# about a third of the lines changed, at places that do not repeat (a seeded draw)
+MIX_2000 = "".join(
+    f"edited {i:05d}\n" if (i * 7919) % 13 < 4 else f"line {i:05d} of the file with some text\n"
+    for i in range(2000)
+)
 
 
 REWRITE_OLD = "".join(f"old {i}\n" for i in range(1000))
@@ -93,6 +108,21 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
         "edit rewrite 1000 lines",
         "edit",
         {"path": "e/rewrite.txt", "edits": [{"oldText": REWRITE_OLD, "newText": REWRITE_NEW}]},
+    ),
+    (
+        "edit 2000 lines, every 2nd changed",
+        "edit",
+        {"path": "e/alt2000.txt", "edits": [{"oldText": OLD_2000, "newText": ALT_2000}]},
+    ),
+    (
+        "edit 2000 lines, a third changed",
+        "edit",
+        {"path": "e/mix2000.txt", "edits": [{"oldText": OLD_2000, "newText": MIX_2000}]},
+    ),
+    (
+        "edit rewrite 2000 lines",
+        "edit",
+        {"path": "e/rew2000.txt", "edits": [{"oldText": OLD_2000, "newText": REW_2000}]},
     ),
     ("ls 5000 entries", "ls", {"path": "ls"}),
     ("find **/*.py, 10000 files", "find", {"pattern": "**/*.py", "path": "f"}),
@@ -136,6 +166,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-pi", action="store_true")
+    parser.add_argument("--only", default="", help="run only the calls whose label contains this text")
     args = parser.parse_args()
 
     oracle = None
@@ -154,6 +185,8 @@ def main() -> None:
         (tmp / "out").mkdir()
         rows = []
         for label, name, params in CASES:
+            if args.only not in label:
+                continue
             options = {"bash": {"tmpdir": str(tmp / "out")}, "find": {"backend": "python"}}
             tool = create_tool(name, str(tmp), options)
             before = (lambda: reset_edit_files(tmp)) if name == "edit" else None
@@ -177,20 +210,23 @@ def main() -> None:
                 leftover.unlink()
             rows.append((label, t_ours, t_pi))
 
-        rss = subprocess.run(
-            [sys.executable, "-c", RSS_SCRIPT, str(tmp / "out"), str(ROOT), CASES[4][2]["command"]],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        rss_mb = json.loads(rss.stdout)["rss_mb"]
+        rss_mb: float | None = None
+        if args.only in CASES[4][0]:
+            rss = subprocess.run(
+                [sys.executable, "-c", RSS_SCRIPT, str(tmp / "out"), str(ROOT), CASES[4][2]["command"]],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            rss_mb = json.loads(rss.stdout)["rss_mb"]
 
         print(f"{'call':32} {'pi_nb ms':>10} {'Pi ms':>10} {'Pi/pi_nb':>9}")
         for label, t_ours, t_pi in rows:
             pi_ms = f"{t_pi * 1000:10.1f}" if t_pi is not None else f"{'-':>10}"
             ratio = f"{t_pi / t_ours:8.2f}x" if t_pi is not None else f"{'-':>9}"
             print(f"{label:32} {t_ours * 1000:10.1f} {pi_ms} {ratio}")
-        print(f"\nbash 200 MB output: peak RSS of a fresh interpreter running it: {rss_mb:.1f} MB")
+        if rss_mb is not None:
+            print(f"\nbash 200 MB output: peak RSS of a fresh interpreter running it: {rss_mb:.1f} MB")
     finally:
         if oracle is not None:
             oracle.close()

@@ -35,6 +35,7 @@ be done, and retrying the same call will not help without a change.
     ├── ProviderError                     a model provider failed outside a normal stop reason
     │   └── MissingDependencyError        an optional extra (openai, anthropic, dask) is not installed
     ├── AgentError                        misuse of the agent loop or AgentSession
+    ├── InvalidValueError                 a context window, token limit, setting or thinking level out of range
     └── NotebookError                     a notebook view, frame or budget got input it cannot show
 """
 
@@ -51,6 +52,7 @@ __all__ = [
     "InvalidMessageError",
     "InvalidSessionFileError",
     "InvalidSessionIdError",
+    "InvalidValueError",
     "MissingDependencyError",
     "NotebookError",
     "NothingToCompactError",
@@ -207,6 +209,12 @@ class MissingDependencyError(ProviderError, ImportError):
 
 class AgentError(PiNbError):
     """The agent loop or AgentSession was used in a way it does not allow."""
+
+
+class InvalidValueError(PiNbError, ValueError):
+    """A value refused where it enters: ``context_window <= 0``, ``max_tokens <= 0``,
+    ``reserveTokens < 0`` or not below the context window, ``keepRecentTokens < 0``, a thinking
+    level outside Pi's set. The message names the value, what was given and what is allowed."""
 
 
 class NotebookError(PiNbError, ValueError):

@@ -50,6 +50,7 @@ __all__ = [
     "UsageCost",
     "UserMessage",
     "bash_execution_to_text",
+    "block_text",
     "convert_to_llm",
     "create_branch_summary_message",
     "create_compaction_summary_message",
@@ -483,6 +484,26 @@ def js_date_ms(value: Any) -> int | float:
 # ---------------------------------------------------------------------------------------------
 # Builders and renderers (core/messages.ts)
 # ---------------------------------------------------------------------------------------------
+
+
+def block_text(content: object, separator: str = "\n", *, kind: str = "text") -> str:
+    """The text of a message's content: a string as is, else its ``kind`` blocks joined by ``separator``.
+
+    ``kind`` is ``"text"`` (the ``text`` of text blocks) or ``"thinking"`` (the ``thinking`` of
+    thinking blocks); blocks of other kinds, and blocks whose field is not a string, are skipped. Any
+    other content (``None``, a number) gives ``""``. The one implementation behind every place that
+    shows or counts the words of a message (pi-ai's ``contentText`` is the ``"text"``/``"\\n"`` case).
+    """
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, Mapping) and block.get("type") == kind:
+            value = block.get(kind)
+            parts.append(value if isinstance(value, str) else "")
+    return separator.join(parts)
 
 
 def bash_execution_to_text(msg: Mapping[str, Any]) -> str:

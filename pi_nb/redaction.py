@@ -25,19 +25,26 @@ or :meth:`StreamRedactor.flush`, so a split key is still replaced.
 
 from __future__ import annotations
 
+import codecs
+import dataclasses
 import os
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = [
     "MIN_SECRET_LENGTH",
+    "RedactingBashOperations",
     "StreamRedactor",
     "is_secret_env_name",
     "known_secrets",
     "redact",
+    "redact_message",
+    "redact_partial_result",
     "redact_value",
+    "register_model_secrets",
     "register_secret",
     "register_secret_env",
 ]
@@ -178,6 +185,115 @@ class StreamRedactor:
     def flush(self) -> str:
         rest, self._pending = self._pending, ""
         return redact(rest, self._secrets) if rest else rest
+
+
+def redact_message(value: Any, secrets: Mapping[str, str] | None = None) -> Any:
+    """Like :func:`redact_value`, but copy-on-write: ``value`` itself when no string in it holds a
+    secret (no copy of a large tool result that is clean), else a redacted copy."""
+    table = known_secrets() if secrets is None else secrets
+    pattern = _pattern(table)
+    if pattern is None:
+        return value
+    return _redact_cow(value, pattern, table)
+
+
+def _redact_cow(value: Any, pattern: re.Pattern[str], table: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        if not value or pattern.search(value) is None:
+            return value
+        return pattern.sub(lambda m: f"[redacted: {table[m.group(0)]}]", value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] | None = None
+        for k, v in value.items():
+            r = _redact_cow(v, pattern, table)
+            if r is not v:
+                if out is None:
+                    out = dict(value)
+                out[k] = r
+        return value if out is None else out
+    if isinstance(value, list):
+        items: list[Any] | None = None
+        for i, v in enumerate(value):
+            r = _redact_cow(v, pattern, table)
+            if r is not v:
+                if items is None:
+                    items = list(value)
+                items[i] = r
+        return value if items is None else items
+    if isinstance(value, tuple):
+        redacted = tuple(_redact_cow(v, pattern, table) for v in value)
+        return value if all(a is b for a, b in zip(redacted, value, strict=True)) else redacted
+    return value
+
+
+def redact_partial_result(partial: Any) -> Any:
+    """A tool's streamed partial result (a mapping or an ``AgentToolResult``) with secrets redacted."""
+    if isinstance(partial, Mapping) or partial is None:
+        return redact_message(partial)
+    if dataclasses.is_dataclass(partial) and not isinstance(partial, type):
+        changes = {}
+        for name in ("content", "details"):
+            if hasattr(partial, name):
+                old = getattr(partial, name)
+                new = redact_message(old)
+                if new is not old:
+                    changes[name] = new
+        return dataclasses.replace(partial, **changes) if changes else partial
+    return partial
+
+
+def register_model_secrets(model: Any) -> None:
+    """Register what a model authenticates with: its key variable (``api_key_env``, whatever its
+    name), a key passed in code (``api_key``), and a password inside its ``base_url``."""
+    env_name = getattr(model, "api_key_env", None)
+    if isinstance(env_name, str) and env_name:
+        register_secret_env(env_name)
+    key = getattr(model, "api_key", None)
+    if isinstance(key, str):
+        register_secret(key, f"{getattr(model, 'provider', 'model')} api_key")
+    base_url = getattr(model, "base_url", None)
+    if isinstance(base_url, str) and "@" in base_url:
+        try:
+            password = urlsplit(base_url).password
+        except ValueError:
+            password = None
+        register_secret(password, "base_url password")
+
+
+class RedactingBashOperations:
+    """Wraps a bash tool's ``operations`` so the command's output is redacted *as it streams*.
+
+    Each ``exec`` gets its own :class:`StreamRedactor`: a key split across two output chunks is
+    still replaced, and neither the tool's accumulator, its full-output temp file, its streamed
+    updates nor its result ever hold the key. Bytes are decoded incrementally as UTF-8 with
+    ``surrogateescape`` and encoded back the same way, so non-UTF-8 output passes unchanged.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def exec(self, command: str, cwd: str, *, on_data: Callable[[bytes], None], **kwargs: Any) -> Any:
+        redactor = StreamRedactor()
+        decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+
+        def feed(data: bytes) -> None:
+            text = redactor.feed(decoder.decode(data))
+            if text:
+                on_data(text.encode("utf-8", "surrogateescape"))
+
+        def flush() -> None:
+            text = redactor.feed(decoder.decode(b"", final=True)) + redactor.flush()
+            if text:
+                on_data(text.encode("utf-8", "surrogateescape"))
+
+        try:
+            result = await self.inner.exec(command, cwd, on_data=feed, **kwargs)
+        finally:
+            flush()
+        return result
 
 
 def names_of(secrets: Iterable[str]) -> list[str]:

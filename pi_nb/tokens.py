@@ -31,12 +31,14 @@ import hashlib
 import math
 import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Final
 
-from pi_nb._js import js_stringify, utf16_len
+from pi_nb._js import js_stringify
+from pi_nb._js import utf16_len as _utf16_len
 from pi_nb.errors import InvalidMessageError, TokenizerError
 
 if TYPE_CHECKING:
@@ -58,6 +60,8 @@ __all__ = [
     "message_token_breakdown",
 ]
 
+_count_lock = threading.Lock()  # guards the count caches below
+
 ESTIMATED_IMAGE_CHARS: Final = 4800
 """Characters Pi's estimate charges for one image block (``ESTIMATED_IMAGE_CHARS``): 1200 tokens."""
 
@@ -66,6 +70,26 @@ DEFAULT_ENCODING: Final = "o200k_base"
 # ---------------------------------------------------------------------------------------------
 # Pi's heuristic: estimateTokens
 # ---------------------------------------------------------------------------------------------
+
+_utf16_cache: OrderedDict[tuple[int, int], int] = OrderedDict()
+
+
+def _cached_utf16_len(s: str) -> int:
+    """JavaScript ``.length``; a long non-ASCII text's length is kept under its length and hash,
+    so estimating a session that holds a huge entry does not re-encode it on every turn."""
+    if len(s) < 16_384 or s.isascii():
+        return _utf16_len(s)
+    key = (len(s), hash(s))
+    with _count_lock:
+        cached = _utf16_cache.get(key)
+        if cached is not None:
+            return cached
+    n = _utf16_len(s)
+    with _count_lock:
+        _utf16_cache[key] = n
+        while len(_utf16_cache) > 4096:
+            _utf16_cache.popitem(last=False)
+    return n
 
 
 def _js_type(value: object) -> str:
@@ -100,7 +124,7 @@ def _message_role(message: object) -> object:
 def _text_and_image_chars(content: object, role: str) -> int:
     """Pi's ``estimateTextAndImageContentChars`` (user, toolResult and custom content)."""
     if isinstance(content, str):
-        return utf16_len(content)
+        return _cached_utf16_len(content)
     if not isinstance(content, (list, tuple)):
         raise InvalidMessageError(
             f"{role} message content must be a string or a list of content blocks, got {_js_type(content)}"
@@ -117,7 +141,7 @@ def _text_and_image_chars(content: object, role: str) -> int:
             # Pi tests `block.text` for truthiness here (unlike in assistant messages), so a
             # missing or empty text is skipped rather than an error.
             if isinstance(text, str):
-                chars += utf16_len(text)
+                chars += _cached_utf16_len(text)
             elif text is not None and text is not False and text != 0:
                 raise InvalidMessageError(f"{role} text block 'text' must be a string, got {_js_type(text)}")
         elif kind == "image":
@@ -151,12 +175,14 @@ def _assistant_chars(content: object) -> int:
             continue
         kind = block.get("type")
         if kind == "text":
-            chars += utf16_len(_require_str(block.get("text"), "assistant text block 'text'"))
+            chars += _cached_utf16_len(_require_str(block.get("text"), "assistant text block 'text'"))
         elif kind == "thinking":
-            chars += utf16_len(_require_str(block.get("thinking"), "assistant thinking block 'thinking'"))
+            chars += _cached_utf16_len(
+                _require_str(block.get("thinking"), "assistant thinking block 'thinking'")
+            )
         elif kind == "toolCall":
             name = _require_str(block.get("name"), "assistant toolCall 'name'")
-            chars += utf16_len(name) + utf16_len(_tool_call_arguments_json(block))
+            chars += _cached_utf16_len(name) + _cached_utf16_len(_tool_call_arguments_json(block))
     return chars
 
 
@@ -194,11 +220,11 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
             raise InvalidMessageError("assistant message has no 'content'")
         chars = _assistant_chars(message["content"])
     elif role == "bashExecution":
-        chars = utf16_len(_require_str(message.get("command"), "bashExecution 'command'")) + utf16_len(
-            _require_str(message.get("output"), "bashExecution 'output'")
-        )
+        chars = _cached_utf16_len(
+            _require_str(message.get("command"), "bashExecution 'command'")
+        ) + _cached_utf16_len(_require_str(message.get("output"), "bashExecution 'output'"))
     elif role == "branchSummary" or role == "compactionSummary":
-        chars = utf16_len(_require_str(message.get("summary"), f"{role} 'summary'"))
+        chars = _cached_utf16_len(_require_str(message.get("summary"), f"{role} 'summary'"))
     else:
         return 0
     return -(-chars // 4)
@@ -492,7 +518,28 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
     enc = get_encoding(encoding)
     if not text:
         return 0
-    return len(enc.encode_ordinary(text))
+    if len(text) < _CACHE_MIN_CHARS:
+        return len(enc.encode_ordinary(text))
+    # a long text (a big tool result) is counted once per process: its count is kept under its
+    # length and hash (CPython caches a str's hash, so a repeated lookup costs nothing)
+    key = (encoding, len(text), hash(text))
+    with _count_lock:
+        cached = _count_cache.get(key)
+        if cached is not None:
+            _count_cache.move_to_end(key)
+            return cached
+    count = len(enc.encode_ordinary(text))
+    with _count_lock:
+        _count_cache[key] = count
+        while len(_count_cache) > _CACHE_ENTRIES:
+            _count_cache.popitem(last=False)
+    return count
+
+
+_CACHE_MIN_CHARS: Final = 16_384
+"""Texts at least this long have their counts cached (see :func:`count_tokens`)."""
+_CACHE_ENTRIES: Final = 4096
+_count_cache: OrderedDict[tuple[str, int, int], int] = OrderedDict()
 
 
 @dataclass(frozen=True)

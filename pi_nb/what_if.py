@@ -2,7 +2,7 @@
 
 :func:`replay` walks the active branch of a recorded session (pi_nb's or Pi's own files) in order
 and re-decides, with another policy (context window, ``reserveTokens``, ``keepRecentTokens``), every
-automatic-compaction decision Pi 0.85.0 makes (spec §7.8), without calling a model:
+automatic-compaction decision Pi 0.85.0 makes, without calling a model:
 
 * **after a run** (``agent_end``): on the last assistant of a run, i.e. an assistant with no tool
   call, or one that stopped with ``error``/``aborted`` (aborted ones are skipped, as Pi does);
@@ -105,7 +105,7 @@ __all__ = [
 
 Checkpoint = Literal["after_run", "pre_prompt", "between_turns"]
 CHECKPOINTS: tuple[Checkpoint, ...] = ("after_run", "pre_prompt", "between_turns")
-"""The three places Pi 0.85.0 checks for automatic compaction (spec §7.8), in pi_nb's names."""
+"""The three places Pi 0.85.0 checks for automatic compaction, in pi_nb's names."""
 
 DEFAULT_SUMMARY_TOKENS = 1000
 """Estimated tokens of a placeholder summary when the session has no recorded summary to go by."""

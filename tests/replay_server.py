@@ -3,7 +3,11 @@
 Used by the provider tests and the API-key security tests: the real ``openai`` / ``anthropic``
 SDKs talk to it, so the providers' production paths run with no network. Answers come from
 ``queues[path]`` (consumed in order), then ``routes[path]`` (the same answer every time), then
-``fallback(key)`` (given the key the request carried), else a 404.
+``fallback(key)`` (given the key the request carried), else a 404. A path with a query string
+(the Anthropic SDK's ``?beta=true``) falls back to the route of the bare path.
+
+The recorded provider bodies of ``tests/fixtures/streams/`` (see its ``SOURCES.md``) are served
+byte for byte: :func:`load_fixture` reads one.
 """
 
 from __future__ import annotations
@@ -12,9 +16,17 @@ import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 Answer = tuple[int, str, bytes]
+
+FIXTURES = Path(__file__).parent / "fixtures" / "streams"
+
+
+def load_fixture(name: str) -> bytes:
+    """A recorded body of ``tests/fixtures/streams`` as bytes (exactly as committed)."""
+    return (FIXTURES / name).read_bytes()
 
 
 def sse(events: list[Any], *, named: bool = False) -> bytes:
@@ -65,11 +77,16 @@ class ReplayServer:
                 )
                 key = headers.get("authorization") or headers.get("x-api-key") or ""
                 outer.seen_keys.append(key)
-                queue = outer.queues.get(self.path) or []
+                path = (
+                    self.path
+                    if self.path in outer.routes or self.path in outer.queues
+                    else self.path.split("?")[0]
+                )
+                queue = outer.queues.get(path) or []
                 if queue:
                     status, ctype, payload = queue.pop(0)
-                elif self.path in outer.routes:
-                    status, ctype, payload = outer.routes[self.path]
+                elif path in outer.routes:
+                    status, ctype, payload = outer.routes[path]
                 elif fallback is not None:
                     status, ctype, payload = fallback(key)
                 else:

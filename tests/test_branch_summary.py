@@ -315,7 +315,8 @@ def test_hook_summary_ignored_without_summarize_and_instruction_override() -> No
 def test_generate_branch_summary_budget_and_limits() -> None:
     sm, ids = _tree()
     entries = sm.get_branch()
-    m = ScriptedModel(context_window=0, max_tokens=1000)
+    m = ScriptedModel(max_tokens=1000)
+    m._context_window = 0  # a model reporting no window (pi_nb's own models refuse 0 where it is set)
     m.enqueue(m.text("S"))
     result = asyncio.run(generate_branch_summary(entries, model=m, reserve_tokens=127990))
     assert m.requests[0].options.max_tokens == 1000

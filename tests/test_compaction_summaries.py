@@ -152,7 +152,7 @@ def test_split_turn_two_calls_capped_by_model_and_usage_summed() -> None:
 
 
 def test_split_turn_limits_from_the_reserve() -> None:
-    m = ScriptedModel(max_tokens=0)
+    m = ScriptedModel(max_tokens=10**9)  # a model cap above the reserve: 0 is refused now
     m.enqueue(m.text("H"), m.text("P"))
     asyncio.run(compact(_split_preparation(16384), m))
     assert [r.options.max_tokens for r in m.requests] == [13107, 8192]

@@ -22,7 +22,6 @@ from pi_nb import (
     BRANCH_SUMMARY_SUFFIX,
     COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,
-    IMAGE_BLOCKED_TEXT,
     InvalidEntryError,
     InvalidMessageError,
     bash_execution_to_text,
@@ -33,7 +32,7 @@ from pi_nb import (
     session_entry_to_context_messages,
 )
 from pi_nb._js import UNDEFINED, js_stringify
-from pi_nb.messages import js_date_ms
+from pi_nb.messages import IMAGE_BLOCKED_TEXT, js_date_ms
 
 GOLDEN = json.loads(
     (Path(__file__).parent / "golden" / "session_trees_messages.json").read_text(encoding="utf-8")

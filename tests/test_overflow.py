@@ -6,6 +6,8 @@ exclusion of spec 7.7 with a provider-style message, plus the JavaScript regex s
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -165,3 +167,60 @@ def test_javascript_regex_semantics() -> None:
 def test_retryable_errors(text: str, retryable: bool) -> None:
     assert is_retryable_assistant_error(_msg(error=text)) is retryable
     assert not is_retryable_assistant_error(_msg("stop", text))
+
+
+# ---------------------------------------------------------------------------------------------
+# Real error messages (tests/fixtures/overflow/error_messages.json, each with its public source),
+# with pi-ai 0.85.0's verdicts recorded in Node by tests/golden/make_streams.py.
+
+_FIXTURES = Path(__file__).parent / "fixtures" / "overflow" / "error_messages.json"
+_CORPUS: list[dict[str, Any]] = json.loads(_FIXTURES.read_text("utf-8"))
+_PI_VERDICTS: list[dict[str, Any]] = json.loads(
+    (Path(__file__).parent / "golden" / "overflow_corpus.json").read_text("utf-8")
+)["verdicts"]
+# where pi_nb deliberately disagrees with Pi (documented in the README's differences)
+_PI_MISSES = {  # real overflows Pi's patterns do not recognise
+    "input length and `max_tokens` exceed context limit",
+    "is too long to fit into the model",
+    "Context size has been exceeded.",
+    "context length of only 32768 tokens",
+    "n_keep (15028) >= n_ctx (7424)",
+    "Input length 1581 exceeds context length 1500",
+    "Prompt exceeds maximum context length",
+}
+_PI_THROTTLE_AS_OVERFLOW = "please wait before trying again"  # Bedrock throttling Pi calls an overflow
+
+
+def test_corpus_is_real_and_large_enough() -> None:
+    assert len(_CORPUS) >= 30
+    assert sum(r["kind"] == "overflow" for r in _CORPUS) >= 15
+    assert sum(r["kind"] == "throttle" for r in _CORPUS) >= 10
+    assert all(r["source"].startswith("https://github.com/") for r in _CORPUS)
+    assert [v["text"] for v in _PI_VERDICTS] == [r["text"] for r in _CORPUS]
+
+
+@pytest.mark.parametrize("row", _CORPUS, ids=lambda r: r["text"][:48])
+def test_real_error_messages(row: dict[str, Any]) -> None:
+    assert is_context_overflow(_msg(error=row["text"]), 200_000) is (row["kind"] == "overflow")
+
+
+def test_pi_agrees_except_where_documented() -> None:
+    disagreements = []
+    for row, pi in zip(_CORPUS, _PI_VERDICTS, strict=True):
+        mine = is_context_overflow(_msg(error=row["text"]), 200_000)
+        if mine != pi["pi"]:
+            disagreements.append(row["text"])
+            if row["kind"] == "overflow":
+                assert any(m in row["text"] for m in _PI_MISSES), row["text"]
+            else:
+                assert _PI_THROTTLE_AS_OVERFLOW in row["text"] and "Too many tokens" in row["text"]
+    assert len(disagreements) == len(_PI_MISSES) + 4
+
+
+def test_pi_patterns_are_still_pis_and_extras_are_separate() -> None:
+    assert len(get_overflow_patterns()) == 25
+    assert len(get_overflow_patterns(include_pi_nb=True)) == 32
+    # the throttle exclusions leave real overflows alone
+    for row in _CORPUS:
+        if row["kind"] == "overflow":
+            assert is_context_overflow(_msg(error=row["text"]))

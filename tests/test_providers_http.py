@@ -306,9 +306,11 @@ def test_message_conversion_merges_tool_results_and_images() -> None:
 
 
 def test_registry() -> None:
+    # pi-ai 0.85.0's catalog gives claude-sonnet-4-5 a 1M window (it was 200k in the old hand table)
     m = get_model("anthropic/claude-sonnet-4-5")
-    assert (m.context_window, m.max_tokens, m.reasoning) == (200_000, 64_000, True)
-    assert get_model("openai/gpt-4o", context_window=8000).context_window == 8000
+    assert (m.context_window, m.max_tokens, m.reasoning) == (1_000_000, 64_000, True)
+    # openai's catalog models speak the Responses API; api= picks Chat Completions
+    assert get_model("openai/gpt-4o", api="openai-completions", context_window=8000).context_window == 8000
     assert get_model("offline").provider == "pi_nb"
     with pytest.raises(ValueError, match="Unknown model"):
         get_model("nonsense")

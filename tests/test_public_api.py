@@ -25,3 +25,36 @@ def test_import_pulls_in_no_notebook_or_provider_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_all_is_curated_not_every_submodule_name() -> None:
+    """Internals stay in their subpackages; a moved name still resolves, with a warning naming its home."""
+    import warnings
+
+    assert len(pi_nb.__all__) < 320  # 363 before the curation; grow it deliberately
+    for internal in ("now_ms", "generate_id", "OrderedStrSet", "is_cut_point_message", "make_usage"):
+        assert internal not in pi_nb.__all__
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = getattr(pi_nb, internal)
+        assert value is not None
+        assert any(issubclass(w.category, DeprecationWarning) and "pi_nb." in str(w.message) for w in caught)
+    for mirrored in (
+        "truncate_head",
+        "truncate_tail",
+        "build_session_context",
+        "find_valid_cut_points",
+        "find_cut_point",
+        "prepare_compaction",
+        "load_project_context_files",
+        "load_skills",
+        "build_system_prompt",
+    ):
+        assert mirrored in pi_nb.__all__
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    import pytest
+
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        pi_nb.no_such_name  # noqa: B018

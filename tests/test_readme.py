@@ -31,3 +31,20 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert "pytest" in command and "ruff check" in command and "mypy" in command
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "## Run the tests" in ci and "python3.11 -m venv" in ci
+
+
+def test_readme_magic_tables_are_the_help() -> None:
+    """The README's tables of commands and `%%pi` options are exactly what `%pi help` prints."""
+    from pi_nb.notebook.magics import help_markdown
+
+    assert help_markdown().strip() in README
+
+
+def test_readme_small_window_example_lowers_the_reserve() -> None:
+    """A window below Pi's 16,384-token reserve never compacts: every example that shrinks it lowers both."""
+    for window in re.findall(r"PiMagics\.context_window = (\d+)", README):
+        assert int(window) >= 16384 or "PiMagics.reserve_tokens" in README
+    for match in re.finditer(r"--context-window (\d+)", README):
+        line = README[README.rfind("\n", 0, match.start()) : README.find("\n", match.end())]
+        if int(match.group(1)) < 16384 and "%%pi" in line:
+            assert "--reserve" in line, line

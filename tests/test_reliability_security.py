@@ -267,7 +267,14 @@ def test_api_keys_never_reach_sessions_or_logs(
         (200, "text/event-stream", OA_TOOL),
         (200, "text/event-stream", OA_TEXT),
     ]
-    model = get_model("openai/gpt-test", base_url=server.url + "/v1", max_retries=0)
+    # not catalog ids: the window is given; api= keeps this test on Chat Completions
+    model = get_model(
+        "openai/gpt-test",
+        api="openai-completions",
+        context_window=128_000,
+        base_url=server.url + "/v1",
+        max_retries=0,
+    )
     sm = SessionManager.create(str(project), str(sessions))
     session = AgentSession(sm, model, agent_dir=str(tmp_path / "agent"))
     result = asyncio.run(session.prompt("run echo"))
@@ -279,7 +286,9 @@ def test_api_keys_never_reach_sessions_or_logs(
     )
     # Anthropic: an answer, then the echoing failure
     server.queues["/v1/messages"] = [(200, "text/event-stream", AN_TEXT)]
-    session.set_model(get_model("anthropic/claude-test", base_url=server.url, max_retries=0))
+    session.set_model(
+        get_model("anthropic/claude-test", context_window=200_000, base_url=server.url, max_retries=0)
+    )
     assert asyncio.run(session.prompt("hi claude")).text == "Claude here."
     asyncio.run(session.prompt("and again"))
     # the server did get the keys (the scan below looks for something that was really there)
@@ -314,7 +323,7 @@ def test_api_keys_never_reach_notebook_outputs(
     ]
     shown: list[str] = []
     with capture_output() as cap:
-        r1 = shell.run_cell_magic("pi", "--model openai/gpt-test", "run echo")
+        r1 = shell.run_cell_magic("pi", "--model openai/gpt-test --context-window 128000", "run echo")
         try:  # the next request fails with the echoing 401
             r2 = shell.run_cell_magic("pi", "", "again")
             shown.append(repr(r2) + json.dumps(r2._repr_mimebundle_(), default=str))

@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 
 import pi_nb
 from pi_nb import (
-    ESTIMATED_IMAGE_CHARS,
     ContextTokenEstimate,
     InvalidMessageError,
     calculate_context_tokens,
@@ -30,6 +29,7 @@ from pi_nb import (
     get_last_assistant_usage,
 )
 from pi_nb._js import js_stringify, utf16_len
+from pi_nb.tokens import ESTIMATED_IMAGE_CHARS
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "tokens.json").read_text(encoding="ascii"))
 CASES: list[dict[str, Any]] = GOLDEN["cases"]

@@ -20,20 +20,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pi_nb
 from pi_nb import (
-    ENCODING_NAMES,
     InvalidMessageError,
     MessageTokenBreakdown,
     TokenizerError,
     count_message_tokens,
     count_tokens,
-    get_encoding,
     message_token_breakdown,
 )
 from pi_nb import tokens as tokens_module
 from pi_nb._js import js_stringify
 from pi_nb.messages import convert_to_llm
+from pi_nb.tokens import DEFAULT_ENCODING, ENCODING_NAMES, get_encoding
 
 MIXED = "I'm can't HELLO'S camelCaseWord  123456 \n\n  x"
 CJK_EMOJI = "你好，世界 🌍🚀"
@@ -87,7 +85,7 @@ N_VOCAB = {"cl100k_base": 100277, "o200k_base": 200019}
 
 def test_encoding_names() -> None:
     assert ENCODING_NAMES == ("cl100k_base", "o200k_base")
-    assert pi_nb.DEFAULT_ENCODING == "o200k_base"
+    assert DEFAULT_ENCODING == "o200k_base"
 
 
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
@@ -245,15 +243,15 @@ def test_counts_offline_with_an_empty_tiktoken_cache(tmp_path: Path) -> None:
         socket.getaddrinfo = refuse
 
         import sys
-        import pi_nb
+        import pi_nb, pi_nb.tokens
         assert "tiktoken" not in sys.modules, "tiktoken imported by `import pi_nb`"
         assert pi_nb.count_tokens("hello world") == 2
         assert pi_nb.count_tokens("hello world", "cl100k_base") == 2
-        assert pi_nb.get_encoding("o200k_base").encode("hello world") == [24912, 2375]
-        assert pi_nb.get_encoding("cl100k_base").encode("hello world") == [15339, 1917]
-        assert pi_nb.get_encoding("cl100k_base").encode("你好，世界 🌍🚀") == [
+        assert pi_nb.tokens.get_encoding("o200k_base").encode("hello world") == [24912, 2375]
+        assert pi_nb.tokens.get_encoding("cl100k_base").encode("hello world") == [15339, 1917]
+        assert pi_nb.tokens.get_encoding("cl100k_base").encode("你好，世界 🌍🚀") == [
             57668, 53901, 3922, 3574, 244, 98220, 11410, 234, 235, 9468, 248, 222]
-        assert pi_nb.get_encoding("o200k_base").encode("你好，世界 🌍🚀") == [
+        assert pi_nb.tokens.get_encoding("o200k_base").encode("你好，世界 🌍🚀") == [
             177519, 979, 28428, 130321, 235, 112927, 222]
         print("ok")
         """

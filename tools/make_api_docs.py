@@ -29,6 +29,7 @@ GROUPS = [
     ("Budgets, views and what-if replays", ("pi_nb.budget", "pi_nb.tree", "pi_nb.what_if")),
     ("Safety", ("pi_nb.redaction",)),
     ("Errors", ("pi_nb.errors",)),
+    ("JavaScript values", ("pi_nb.undefined",)),
     ("Notebook toolkit", ("pi_nb.notebook",)),
 ]
 

@@ -154,12 +154,12 @@ sources(magics.session)
 # %% [markdown]
 # The budget bar splits the system prompt into those sources. With the default 128,000-token
 # window they are a sliver, so for a moment we pretend the model has a 4,000-token window (and
-# reserve 1,000 tokens for the answer): `%pi model` and `%pi settings` change the session's model
-# and compaction settings.
+# reserve 1,000 tokens for the answer): `%pi settings` and `%pi model` change the session's compaction
+# settings and model (the reserve first: a window that is not above the reserve is refused).
 
 # %%
-%pi model offline --context-window 4000
 %pi settings reserveTokens=1000
+%pi model offline --context-window 4000
 %pi budget
 
 # %% [markdown]

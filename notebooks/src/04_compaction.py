@@ -48,8 +48,8 @@ os.chdir(project)
 # **4,500** tokens, and keeps at least 1,500 tokens of recent messages.
 
 # %%
-%pi model offline --context-window 6000
 %pi settings reserveTokens=1500 keepRecentTokens=1500
+%pi model offline --context-window 6000
 
 # %%
 %%pi

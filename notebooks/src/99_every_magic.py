@@ -30,6 +30,18 @@ os.chdir(project)
 %pi?
 
 # %% [markdown]
+# `%pi COMMAND --help` (or `%pi help COMMAND`) shows one command with every option and its meaning.
+# A mistake in a magic's input is one line that says what is wrong and what to do, never a
+# traceback; Tab completes commands, options, entry ids and labels, model specs and session paths.
+
+# %%
+%pi navigate --help
+
+# %%
+%%pi --help
+with --help the cell body is not sent
+
+# %% [markdown]
 # ## Sessions: `new`, `status`, `list`, `open`
 
 # %%
@@ -86,6 +98,42 @@ print(answer)
 
 # %%
 %pi settings
+
+# %% [markdown]
+# `%pi models` lists the models pi_nb knows as a frame, with the variable that holds each provider's
+# key and whether it is set (never its value). Choosing a model checks it at once: a missing SDK
+# says which extra to install, a missing key which variable to set.
+
+# %%
+models = %pi models
+models[["model", "context_window", "max_tokens", "key_env", "key_set"]].head()
+
+# %%
+%pi models anthropic
+
+# %% [markdown]
+# ## A turn that ends in an error
+#
+# A turn whose last answer is an error (the provider unreachable, a bad key, an overflow that
+# compaction could not fix) shows `error` in its status line and fails its cell, so "Run All",
+# `nbconvert --execute` and papermill stop there. `%%pi --no-raise` (or
+# `%config PiMagics.raise_on_error = False`) keeps going; a scripted model plays the failing provider.
+
+# %%
+from pi_nb.providers import ScriptedModel, get_model
+
+failing = ScriptedModel(id="unreachable", context_window=32000)
+failing.enqueue(failing.error("Connection error."))
+session_now = %pi session
+session_now.set_model(failing)
+
+# %%
+%%pi --no-raise
+this request will not get through
+
+# %%
+session_now.set_model(get_model("offline", context_window=32000))
+print(_.error)
 
 # %% [markdown]
 # ## The three widgets, through the magics and directly
@@ -201,6 +249,25 @@ print(answer)
 # %%
 %%pi --session {path}
 read notes.txt
+
+# %% [markdown]
+# ## Following a live session: `follow`
+#
+# `%pi follow PATH` shows the tree, the budget and a log of the turns of a session that another
+# process appends to (the real Pi in a terminal, another kernel), and `%pi follow --stop` ends it.
+
+# %%
+import importlib.util
+
+followable = importlib.util.find_spec("pi_nb.notebook.follow") is not None
+if followable:
+    follower = %pi follow {path}
+    display(follower)
+
+# %%
+if followable:
+    answer = %pi follow --stop
+    print(answer)
 
 # %%
 answer = %pi new --in-memory --cwd {project}

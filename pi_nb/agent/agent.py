@@ -23,7 +23,8 @@ from pi_nb.agent.loop import (
     run_agent_loop_continue,
 )
 from pi_nb.errors import AgentError
-from pi_nb.providers.base import Model, empty_usage, now_ms
+from pi_nb.providers.base import Model, empty_usage, now_ms, validate_thinking_level
+from pi_nb.redaction import redact
 from pi_nb.tools.base import AbortController, AbortSignal
 
 __all__ = ["Agent", "AgentState", "PendingMessageQueue", "default_convert_to_llm"]
@@ -101,7 +102,7 @@ class Agent:
         self.state = AgentState(
             model=model,
             system_prompt=system_prompt,
-            thinking_level=thinking_level,
+            thinking_level=validate_thinking_level(thinking_level),
             tools=list(tools),
             messages=list(messages),
         )
@@ -112,6 +113,8 @@ class Agent:
         self.steering_queue = PendingMessageQueue(steering_mode)
         self.follow_up_queue = PendingMessageQueue(follow_up_mode)
         self.session_id = session_id
+        #: redact known secret values in everything a run records or emits (see pi_nb.redaction)
+        self.redact_secrets = True
         self.before_tool_call: Callable[..., Awaitable[Any]] | None = None
         self.after_tool_call: Callable[..., Awaitable[Any]] | None = None
         self.should_stop_after_turn: Callable[[TurnSnapshot], Any] | None = None
@@ -245,6 +248,7 @@ class Agent:
             tool_execution=self.tool_execution,
             reasoning=None if self.state.thinking_level == "off" else self.state.thinking_level,
             session_id=self.session_id,
+            redact_secrets=self.redact_secrets,
         )
 
     async def _with_lifecycle(self, executor: Callable[[AbortSignal], Awaitable[Any]]) -> None:
@@ -275,7 +279,9 @@ class Agent:
             "model": model.id,
             "usage": empty_usage(),
             "stopReason": "aborted" if aborted else "error",
-            "errorMessage": str(error) or type(error).__name__,
+            "errorMessage": redact(str(error) or type(error).__name__)
+            if self.redact_secrets
+            else (str(error) or type(error).__name__),
             "timestamp": now_ms(),
         }
         await self._process({"type": "message_start", "message": failure})

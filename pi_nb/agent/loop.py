@@ -17,6 +17,12 @@ follow-up message is queued. Everything observable matches Pi:
 * an ``error``/``aborted`` response ends the run after ``turn_end``.
 
 Tool failures are values (error tool results), never exceptions out of the loop.
+
+pi_nb adds one thing Pi does not do: with ``redact_secrets`` (the default) every message the
+loop records or emits (the prompts, each assistant message and its streamed partials, each tool
+result, streamed tool update and error text) goes through :func:`pi_nb.redaction.redact_message`
+*before* it enters the context, so what the model is sent next, what the agent keeps, what a
+session stores and what a listener shows are the same redacted objects.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import Any, Literal
 
 from pi_nb.errors import AgentError, PiNbError
 from pi_nb.providers.base import Context, Model, StreamOptions, SupportsAbort, ToolSchema, now_ms
+from pi_nb.redaction import redact_message, redact_partial_result
 
 __all__ = [
     "TRUNCATED_TOOL_CALL_TEXT",
@@ -105,6 +112,12 @@ class AgentLoopConfig:
     max_tokens: int | None = None
     session_id: str | None = None
     temperature: float | None = None
+    redact_secrets: bool = True
+    """Redact known secret values (see :mod:`pi_nb.redaction`) in everything the loop records or emits."""
+
+
+def _clean(config: AgentLoopConfig, value: Any) -> Any:
+    return redact_message(value) if config.redact_secrets else value
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -125,6 +138,7 @@ async def run_agent_loop(
     signal: SupportsAbort | None = None,
 ) -> list[dict[str, Any]]:
     """``runAgentLoop``: start a run with new prompt messages; returns the run's new messages."""
+    prompts = [_clean(config, p) for p in prompts]
     new_messages: list[dict[str, Any]] = list(prompts)
     current = replace(context, messages=[*context.messages, *prompts])
     await _emit(emit, {"type": "agent_start"})
@@ -189,6 +203,7 @@ async def _run_loop(
                 await _emit(emit, {"type": "turn_start"})
 
             if pending:
+                pending = [_clean(config, m) for m in pending]
                 for message in pending:
                     await _emit(emit, {"type": "message_start", "message": message})
                     await _emit(emit, {"type": "message_end", "message": message})
@@ -274,16 +289,19 @@ async def _stream_assistant_response(
             partial = event["partial"]
             context.messages.append(partial)
             added_partial = True
-            await _emit(emit, {"type": "message_start", "message": dict(partial)})
+            await _emit(emit, {"type": "message_start", "message": _clean(config, dict(partial))})
         elif kind in _UPDATE_EVENTS:
             if partial is not None:
                 partial = event["partial"]
                 context.messages[-1] = partial
+                shown = _clean(config, dict(partial))
+                if shown is not partial and config.redact_secrets:
+                    event = _clean(config, dict(event))
                 await _emit(
-                    emit, {"type": "message_update", "assistantMessageEvent": event, "message": dict(partial)}
+                    emit, {"type": "message_update", "assistantMessageEvent": event, "message": shown}
                 )
         elif kind in ("done", "error"):
-            final = event["message"] if kind == "done" else event["error"]
+            final = _clean(config, event["message"] if kind == "done" else event["error"])
             break
     if final is None:
         raise PiNbError(f"{config.model!r} ended its stream without a done or error event")
@@ -431,7 +449,7 @@ async def _execute_sequential(
         if isinstance(prep, _Finalized):
             f = prep
         else:
-            executed = await _execute_prepared(prep, signal, emit)
+            executed = await _execute_prepared(prep, signal, emit, config)
             f = await _finalize_executed(context, assistant, prep, executed, config, signal)
         await _emit_execution_end(f, emit)
         msg = _tool_result_message(f)
@@ -468,7 +486,7 @@ async def _execute_parallel(
                     f = _Finalized(c, _error_result("Operation aborted"), True)
                     await _emit_execution_end(f, emit)
                     return f
-                executed = await _execute_prepared(p, signal, emit)
+                executed = await _execute_prepared(p, signal, emit, config)
                 f = await _finalize_executed(context, assistant, p, executed, config, signal)
                 await _emit_execution_end(f, emit)
                 return f
@@ -524,16 +542,16 @@ async def _prepare_tool_call(
                 result = _error_result(before.get("reason") or "Tool execution was blocked")
                 if before.get("terminate") is True:
                     result["terminate"] = True
-                return _Finalized(call, result, True)
+                return _Finalized(call, _clean(config, result), True)
         if signal is not None and signal.aborted:
             return _Finalized(call, _error_result("Operation aborted"), True)
         return _Prepared(call, tool, args)
     except Exception as error:  # a failed preparation is an error result, as in Pi
-        return _Finalized(call, _error_result(_message_of(error)), True)
+        return _Finalized(call, _clean(config, _error_result(_message_of(error))), True)
 
 
 async def _execute_prepared(
-    p: _Prepared, signal: SupportsAbort | None, emit: Emit
+    p: _Prepared, signal: SupportsAbort | None, emit: Emit, config: AgentLoopConfig
 ) -> tuple[dict[str, Any], bool]:
     pending_updates: list[Awaitable[None]] = []
     accepting = True
@@ -546,7 +564,7 @@ async def _execute_prepared(
             "toolCallId": p.tool_call.get("id"),
             "toolName": p.tool_call.get("name"),
             "args": p.tool_call.get("arguments"),
-            "partialResult": partial,
+            "partialResult": redact_partial_result(partial) if config.redact_secrets else partial,
         }
         pending_updates.append(_emit(emit, event))
 
@@ -592,4 +610,4 @@ async def _finalize_executed(
                     is_error = bool(after["isError"])
         except Exception as error:
             result, is_error = _error_result(_message_of(error)), True
-    return _Finalized(p.tool_call, copy.copy(result), is_error)
+    return _Finalized(p.tool_call, _clean(config, copy.copy(result)), is_error)

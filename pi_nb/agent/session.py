@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, cast
 
+from pi_nb._js import js_stringify
 from pi_nb.agent.agent import Agent
 from pi_nb.agent.loop import NextTurnSnapshot, TurnSnapshot
 from pi_nb.compaction import (
@@ -42,9 +43,18 @@ from pi_nb.compaction import (
     run_compaction,
     should_compact,
 )
-from pi_nb.errors import AgentError
+from pi_nb.compaction.settings import CompactionSettings, validate_reserve_for_window
+from pi_nb.errors import AgentError, PiNbError
 from pi_nb.messages import convert_to_llm, js_date_ms
-from pi_nb.providers.base import Context, Model, ToolSchema, now_ms
+from pi_nb.providers.base import (
+    Context,
+    Model,
+    ToolSchema,
+    now_ms,
+    validate_model_limits,
+    validate_thinking_level,
+)
+from pi_nb.redaction import RedactingBashOperations, redact, redact_message, register_model_secrets
 from pi_nb.resources.loader import ResourceLoader
 from pi_nb.resources.settings import SettingsManager
 from pi_nb.session.context import get_latest_compaction_entry
@@ -64,6 +74,7 @@ from pi_nb.tools.base import AbortSignal
 __all__ = [
     "OVERFLOW_RECOVERY_FAILED",
     "TRUNCATED_RECOVERY_FAILED",
+    "TURN_NOTICE_CODES",
     "AgentSession",
     "PromptResult",
     "SessionHooks",
@@ -78,6 +89,18 @@ COMPACTING_PROMPT_ERROR = (
     "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
 )
 STREAMING_NAVIGATE_ERROR = "Wait for the current response to finish before navigating the session tree."
+
+#: The ``code`` of a ``turn_notice`` event (and of an item of :attr:`PromptResult.notices`).
+TURN_NOTICE_CODES = (
+    "compaction_limit",  # error: the prompt used up compaction.maxAutoCompactionsPerPrompt
+    "compaction_no_room",  # error: the request overflows again after compacting (same tool call)
+    "compaction_skipped",  # warning (error on an overflow): compaction is due but has nothing to cut
+    "session_write_failed",  # error: an entry could not be written; the turn stopped
+)
+_REMEDIES = (
+    "use a model with a bigger context window, lower compaction.keepRecentTokens, or ask for a "
+    "narrower result (read with offset/limit, a command piped through head or tail)"
+)
 
 Listener = Callable[[dict[str, Any]], Any]
 
@@ -126,6 +149,21 @@ class PromptResult:
     messages: list[dict[str, Any]] = field(default_factory=list)
     entry_ids: list[str] = field(default_factory=list)
     compactions: list[dict[str, Any]] = field(default_factory=list)
+    notices: list[dict[str, Any]] = field(default_factory=list)
+    """``turn_notice`` events of this prompt: ``{type, level, code, message}`` (codes: TURN_NOTICE_CODES)."""
+    error: str | None = None
+    """Why the turn failed, or ``None``: a session-level stop (compaction limit, no room, a failed
+    write) or the error text of the final assistant message (``stopReason: "error"``)."""
+
+    @property
+    def status(self) -> Literal["ok", "error", "aborted"]:
+        """``"error"`` when :attr:`error` is set, ``"aborted"`` when the last response was aborted."""
+        if self.error is not None:
+            return "error"
+        last = self.last_assistant
+        if last is not None and last.get("stopReason") == "aborted":
+            return "aborted"
+        return "ok"
 
     @property
     def last_assistant(self) -> dict[str, Any] | None:
@@ -161,7 +199,15 @@ class _BoundTool:
     async def execute(
         self, tool_call_id: str, params: dict[str, Any], signal: Any = None, on_update: Any = None
     ) -> Any:
-        return await self._tool.execute(tool_call_id, params, signal, on_update, self._ctx())
+        tool: Any = self._tool
+        operations = getattr(tool, "operations", None)
+        if operations is not None and callable(getattr(operations, "exec", None)):
+            if not isinstance(operations, RedactingBashOperations):
+                # a per-call copy: the output is redacted as it streams (split keys included),
+                # and the caller's tool object is left as it was
+                tool = copy.copy(tool)
+                tool.operations = RedactingBashOperations(operations)
+        return await tool.execute(tool_call_id, params, signal, on_update, self._ctx())
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -206,9 +252,21 @@ class AgentSession:
         tool_list = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
         self._tool_registry: dict[str, AgentTool] = {t.name: t for t in tool_list}
 
+        _check_model(model)
+        register_model_secrets(model)
         context = session_manager.build_session_context()
         has_entries = bool(session_manager.get_entries())
-        level = thinking_level or (context.thinking_level if has_entries else None) or "off"
+        if thinking_level is not None:
+            level = validate_thinking_level(thinking_level)
+        else:
+            recorded = context.thinking_level if has_entries else None
+            level = (
+                validate_thinking_level(
+                    recorded, f"thinking level recorded in {session_manager.get_session_file()}"
+                )
+                if recorded is not None and recorded != ""
+                else "off"
+            )
         self.agent = Agent(
             model,
             thinking_level=level,
@@ -227,6 +285,11 @@ class AgentSession:
         self._system_prompt_override: str | None = None
         self._active: list[str] = []
         self._collector: PromptResult | None = None
+        self._auto_compactions = 0
+        self._overflow_signature: tuple[str, ...] | None = None
+        self._turn_error: str | None = None
+        self._noticed: set[str] = set()
+        self._write_error: BaseException | None = None
         self.set_active_tools(list(active_tools) if active_tools is not None else list(DEFAULT_ACTIVE_TOOLS))
         if has_entries:
             self.agent.state.messages = _dicts(context.messages)
@@ -235,7 +298,7 @@ class AgentSession:
             session_manager.append_thinking_level_change(level)
 
     def _resolve_project_trust(self, ask: Callable[[Any], Any] | None) -> bool:
-        """Pi's resolution order (spec §3): no project resources -> trusted; ``project_trust`` hooks;
+        """Pi's resolution order: no project resources -> trusted; ``project_trust`` hooks;
         the saved decision; ``defaultProjectTrust`` from the global settings; then ``ask`` (a
         callable given the :class:`~pi_nb.resources.trust.TrustPrompt`), and with no way to ask,
         untrusted."""
@@ -297,6 +360,24 @@ class AgentSession:
         for listener in list(self._listeners):
             listener(event)
 
+    def _emit_own(self, event: dict[str, Any]) -> None:
+        """An event the session makes itself (compaction, hooks, notices): redacted before it is shown."""
+        self._emit(redact_message(event))
+
+    def _notice(
+        self, level: Literal["error", "warning"], code: str, message: str, *, once: bool = False
+    ) -> None:
+        """A ``turn_notice`` event, kept in the prompt's result; an error also ends the turn."""
+        if once and code in self._noticed:
+            return
+        self._noticed.add(code)
+        event = {"type": "turn_notice", "level": level, "code": code, "message": redact(message)}
+        if self._collector is not None:
+            self._collector.notices.append(event)
+        if level == "error" and self._turn_error is None:
+            self._turn_error = event["message"]
+        self._emit(event)
+
     # -- configuration ----------------------------------------------------------------------------
     def set_active_tools(self, names: Sequence[str]) -> None:
         unknown = [n for n in names if n not in self._tool_registry]
@@ -310,12 +391,25 @@ class AgentSession:
         self.agent.state.system_prompt = self._base_system_prompt
 
     def set_model(self, model: Model) -> None:
-        self.agent.state.model = model
+        _check_model(model)
+        register_model_secrets(model)
+        # written first: if the file cannot take the entry, the session keeps its model
         self.session_manager.append_model_change(model.provider, model.id)
+        self.agent.state.model = model
 
     def set_thinking_level(self, level: str) -> None:
-        self.agent.state.thinking_level = level
+        validate_thinking_level(level)
         self.session_manager.append_thinking_level_change(level)
+        self.agent.state.thinking_level = level
+
+    def _check_settings(self, model: Model) -> CompactionSettings:
+        """The compaction settings, refused (InvalidValueError) when the reserve leaves no room in
+        the model's window. Checked when a prompt is sent, not when the model or the settings
+        change: a notebook sets a small window first and the smaller reserve on the next line."""
+        settings = self.settings.get_compaction_settings()
+        if settings.enabled:
+            validate_reserve_for_window(settings, model.context_window, f"{model.provider}/{model.id}")
+        return settings
 
     def reload_resources(self) -> None:
         self.resource_loader.reload()
@@ -404,12 +498,19 @@ class AgentSession:
             msg = event["message"]
             role = msg.get("role")
             entry_id: str | None = None
-            if role == "custom":
-                entry_id = self.session_manager.append_custom_message_entry(
-                    msg.get("customType"), msg.get("content"), bool(msg.get("display")), msg.get("details")
-                )
-            elif role in ("user", "assistant", "toolResult"):
-                entry_id = self.session_manager.append_message(msg)
+            if self._write_error is None:
+                try:
+                    if role == "custom":
+                        entry_id = self.session_manager.append_custom_message_entry(
+                            msg.get("customType"),
+                            msg.get("content"),
+                            bool(msg.get("display")),
+                            msg.get("details"),
+                        )
+                    elif role in ("user", "assistant", "toolResult"):
+                        entry_id = self.session_manager.append_message(msg)
+                except (OSError, PiNbError) as exc:
+                    self._on_write_failed(exc)
             if self._collector is not None:
                 self._collector.messages.append(msg)
                 if entry_id:
@@ -419,6 +520,24 @@ class AgentSession:
                 if msg.get("stopReason") not in ("error", "length"):
                     self._overflow_recovery_attempted = False
 
+    def _on_write_failed(self, exc: BaseException) -> None:
+        """An entry could not be written (permission denied, disk full...): stop the run, and make
+        the agent's history what the file holds again once it has stopped (see :meth:`_resync`)."""
+        self._write_error = exc
+        self._notice(
+            "error",
+            "session_write_failed",
+            f"Could not write to the session file {self.session_file}: {exc}. The turn was stopped; "
+            "the conversation continues from what the file holds. Free disk space or fix the file's "
+            "permissions, then send the prompt again.",
+        )
+        self.agent.abort()
+
+    def _resync(self) -> None:
+        """The agent's messages from the session's context: after a failed write, the next request
+        sends exactly what the file's context holds (nothing that was not written)."""
+        self.agent.state.messages = _dicts(self.session_manager.build_session_context().messages)
+
     # -- prompting ------------------------------------------------------------------------------
     def expand_input(self, text: str) -> str:
         """``/skill:name args`` then ``/template args`` expansion, as Pi does before sending."""
@@ -426,7 +545,7 @@ class AgentSession:
         from pi_nb.resources.skills import expand_skill_command
 
         def report(skill: Any, error: Exception) -> None:  # Pi: an error event, the text is sent unchanged
-            self._emit(
+            self._emit_own(
                 {
                     "type": "extension_error",
                     "event": "skill_expansion",
@@ -450,6 +569,9 @@ class AgentSession:
         if self._compacting:
             raise AgentError(COMPACTING_PROMPT_ERROR)
         expanded = self.expand_input(text) if expand else text
+        if not self.is_streaming:
+            _check_model(self.model)
+            self._check_settings(self.model)  # settings.json may have changed since the last prompt
         if self.is_streaming:
             if streaming_behavior is None:
                 raise AgentError(
@@ -466,6 +588,11 @@ class AgentSession:
         last = next((m for m in reversed(self.agent.state.messages) if m.get("role") == "assistant"), None)
         result = PromptResult()
         self._collector = result
+        self._auto_compactions = 0
+        self._overflow_signature = None
+        self._turn_error = None
+        self._noticed = set()
+        self._write_error = None
         try:
             if last is not None:
                 await self._check_compaction(last, skip_aborted_check=False, result=result)
@@ -511,6 +638,14 @@ class AgentSession:
             self._collector = None
             self._system_prompt_override = None
             self.agent.state.system_prompt = self._base_system_prompt
+            if self._write_error is not None:
+                self._resync()
+        if self._turn_error is not None:
+            result.error = self._turn_error
+        else:
+            final = result.last_assistant
+            if final is not None and final.get("stopReason") == "error":
+                result.error = str(final.get("errorMessage") or "The model stopped with an error")
         return result
 
     def run(self, text: str, **kwargs: Any) -> PromptResult:
@@ -535,7 +670,7 @@ class AgentSession:
 
     async def _handle_post_agent_run(self, result: PromptResult) -> bool:
         msg, self._last_assistant = self._last_assistant, None
-        if msg is None:
+        if msg is None or self._write_error is not None or self._turn_error is not None:
             return False
         if await self._check_compaction(msg, result=result):
             return True
@@ -556,21 +691,21 @@ class AgentSession:
         if skip_aborted_check and msg.get("stopReason") == "aborted":
             return False
         model = self.model
-        window = model.context_window or 0
+        window = model.context_window  # always > 0: checked where the model was made
         same_model = msg.get("provider") == model.provider and msg.get("model") == model.id
         latest = get_latest_compaction_entry(self.session_manager.get_branch())
         latest_ms = _iso_ms(latest["timestamp"]) if latest is not None else None
         if latest_ms is not None and (msg.get("timestamp") or 0) <= latest_ms:
             return False
         overflow = same_model and is_context_overflow(msg, window)
-        recoverable = same_model and is_recoverable_length(msg, model.max_tokens or 0)
+        recoverable = same_model and is_recoverable_length(msg, model.max_tokens)
         if overflow or recoverable:
             will_retry = msg.get("stopReason") != "stop"
             if not will_retry:
                 return await self._run_auto_compaction("overflow", False, result)
             if self._overflow_recovery_attempted:
                 error_message = OVERFLOW_RECOVERY_FAILED if overflow else TRUNCATED_RECOVERY_FAILED
-                self._emit(
+                self._emit_own(
                     {
                         "type": "compaction_end",
                         "reason": "overflow",
@@ -591,7 +726,23 @@ class AgentSession:
                         "fromExtension": False,
                     },
                 )
+                if self._turn_error is None:
+                    self._turn_error = error_message
                 return False
+            if overflow:
+                # pi_nb: the same tool call overflowing again after a compaction means the
+                # compaction freed no room for it; retrying would compact forever
+                signature = _last_tool_calls(self.agent.state.messages)
+                if signature and signature == self._overflow_signature:
+                    self._notice(
+                        "error",
+                        "compaction_no_room",
+                        f"Compaction freed no room: after compacting, the request overflowed the "
+                        f"{window}-token context window again with the same tool call "
+                        f"({'; '.join(signature)}). Its result does not fit in the window; {_REMEDIES}.",
+                    )
+                    return False
+                self._overflow_signature = signature
             self._overflow_recovery_attempted = True
             msgs = self.agent.state.messages
             if msgs and msgs[-1].get("role") == "assistant":
@@ -616,10 +767,50 @@ class AgentSession:
     async def _run_auto_compaction(
         self, reason: Literal["threshold", "overflow"], will_retry: bool, result: PromptResult | None = None
     ) -> bool:
+        settings = self.settings.get_compaction_settings()
+        limit = settings.max_auto_compactions_per_prompt
+        window = self.model.context_window
+        if self._auto_compactions >= limit:
+            text = (
+                f"This prompt already ran {self._auto_compactions} automatic compactions "
+                f"(compaction.maxAutoCompactionsPerPrompt = {limit})"
+            )
+            if reason == "overflow":
+                self._notice(
+                    "error",
+                    "compaction_limit",
+                    f"{text} and the request still overflows the {window}-token context window, so "
+                    f"the turn ends here. To go on, {_REMEDIES}, or raise maxAutoCompactionsPerPrompt.",
+                )
+            else:
+                self._notice(
+                    "warning",
+                    "compaction_limit",
+                    f"{text}; the context is over the compaction threshold again but is not compacted "
+                    "until the next prompt.",
+                    once=True,
+                )
+            return False
+        self._auto_compactions += 1
         outcome = await self._compaction(reason, will_retry=will_retry)
+        if outcome.status == "skipped":
+            self._auto_compactions -= 1  # nothing ran
+            self._report_skipped(reason, outcome, settings)
+            return False
+        if outcome.status == "failed" and will_retry and self._turn_error is None:
+            self._turn_error = outcome.error_message
         if not outcome.compacted:
             return False
         self._after_compaction(outcome, result)
+        after = outcome.result.estimated_tokens_after if outcome.result is not None else None
+        if will_retry and after is not None and after >= window:
+            self._notice(
+                "error",
+                "compaction_no_room",
+                f"Compaction freed no room: the context still holds about {after} tokens after "
+                f"compacting, which does not fit in the {window}-token context window; {_REMEDIES}.",
+            )
+            return False
         if will_retry:
             msgs = self.agent.state.messages
             if (
@@ -654,12 +845,49 @@ class AgentSession:
                 signal=controller,
                 thinking_level=self.thinking_level,
                 retry=self.settings.get_retry_settings(),
-                emit=self._emit,
+                emit=self._emit_own,
                 session_id=self.session_id,
             )
         finally:
             self._compacting = False
             self._compaction_controller = None
+
+    def _report_skipped(
+        self,
+        reason: Literal["threshold", "overflow"],
+        outcome: CompactionOutcome,
+        settings: CompactionSettings,
+    ) -> None:
+        """Compaction was due but could not run: say why (Pi skips in silence)."""
+        tokens = estimate_context_tokens(self.agent.state.messages).tokens
+        why = outcome.skip_reason
+        if why == "already_compacted":
+            cause = "the session already ends with a compaction, so there is nothing new to summarise"
+        elif why == "no_model":
+            cause = "no model is selected"
+        else:
+            cause = (
+                "there is nothing before the kept recent part to summarise (compaction.keepRecentTokens "
+                f"is {settings.keep_recent_tokens}, and a cut can only fall at a user or assistant "
+                "message, never inside a tool result)"
+            )
+        window = self.model.context_window
+        if reason == "overflow":
+            self._notice(
+                "error",
+                "compaction_skipped",
+                f"The request overflows the {window}-token context window and compaction cannot run: "
+                f"{cause}. {_REMEDIES[0].upper()}{_REMEDIES[1:]}.",
+            )
+        else:
+            self._notice(
+                "warning",
+                "compaction_skipped",
+                f"Compaction is due (about {tokens} tokens, threshold "
+                f"{window - settings.reserve_tokens}) but cannot run: {cause}. Lower "
+                "compaction.keepRecentTokens to let it cut older turns.",
+                once=True,
+            )
 
     def _after_compaction(self, outcome: CompactionOutcome, result: PromptResult | None) -> None:
         context = outcome.context or self.session_manager.build_session_context()
@@ -705,7 +933,7 @@ class AgentSession:
         replace_instructions: bool | None = None,
         label: str | None = None,
     ) -> NavigateTreeResult:
-        """Move to another point of the tree, optionally summarising the branch left behind (spec §9.3)."""
+        """Move to another point of the tree, optionally summarising the branch left behind."""
         if self.is_streaming:
             raise AgentError(STREAMING_NAVIGATE_ERROR)
         old_leaf = self.session_manager.get_leaf_id()
@@ -760,6 +988,32 @@ class AgentSession:
             "percent": (estimate.tokens / window * 100) if window else None,
             "messageTokens": [estimate_tokens(m) for m in self.agent.state.messages],
         }
+
+
+def _check_model(model: Model) -> None:
+    """A model's limits, checked again where a session takes it (an object may have been changed)."""
+    validate_model_limits(
+        getattr(model, "context_window", None),
+        getattr(model, "max_tokens", None),
+        f"{getattr(model, 'provider', '?')}/{getattr(model, 'id', '?')}",
+    )
+
+
+def _last_tool_calls(messages: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    """The tool calls (``name(arguments-json)``) of the newest assistant message that made any."""
+    for m in reversed(messages):
+        if m.get("role") != "assistant":
+            continue
+        calls = tuple(
+            f"{b.get('name')}({js_stringify(b.get('arguments'))})"
+            for b in m.get("content") or []
+            if isinstance(b, Mapping) and b.get("type") == "toolCall"
+        )
+        if calls:
+            return calls
+        if m.get("stopReason") not in ("error", "aborted"):
+            return ()
+    return ()
 
 
 def _dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:

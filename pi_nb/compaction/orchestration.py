@@ -61,6 +61,7 @@ from pi_nb.errors import (
     SummarizationError,
 )
 from pi_nb.providers.base import Model, SupportsAbort
+from pi_nb.redaction import redact, redact_message
 from pi_nb.session.context import SessionContext
 from pi_nb.tokens import estimate_tokens
 
@@ -152,6 +153,8 @@ class CompactionOutcome:
     from_extension: bool = False
     error_message: str | None = None
     context: SessionContext | None = None
+    skip_reason: Literal["no_model", "nothing_to_compact", "already_compacted"] | None = None
+    """Why an automatic compaction was ``"skipped"`` (pi_nb: the session reports it; Pi is silent)."""
 
     @property
     def compacted(self) -> bool:
@@ -166,6 +169,8 @@ class CompactionOutcome:
         out["fromExtension"] = self.from_extension
         if self.error_message is not None:
             out["errorMessage"] = self.error_message
+        if self.skip_reason is not None:
+            out["skipReason"] = self.skip_reason
         return out
 
 
@@ -236,13 +241,19 @@ async def run_compaction(
             if model is None:
                 raise CompactionError(NO_MODEL_MESSAGE)
         elif model is None:
-            return CompactionOutcome(reason, "skipped", will_retry)
+            return CompactionOutcome(reason, "skipped", will_retry, skip_reason="no_model")
 
         path_entries = list(session_manager.get_branch())
         preparation = prepare_compaction(path_entries, s)
         if preparation is None:
             if not manual:
-                return CompactionOutcome(reason, "skipped", will_retry)
+                already = bool(path_entries) and path_entries[-1].get("type") == "compaction"
+                return CompactionOutcome(
+                    reason,
+                    "skipped",
+                    will_retry,
+                    skip_reason="already_compacted" if already else "nothing_to_compact",
+                )
             if path_entries and path_entries[-1].get("type") == "compaction":
                 raise NothingToCompactError("Already compacted")
             raise NothingToCompactError("Nothing to compact (session too small)")
@@ -285,6 +296,8 @@ async def run_compaction(
         if signal is not None and signal.aborted:
             raise CompactionCancelledError("Compaction cancelled")
 
+        # a summary is model output: no known secret value reaches the session file
+        result = _redacted_result(result)
         entry_id = session_manager.append_compaction(
             result.summary,
             result.first_kept_entry_id,
@@ -345,6 +358,22 @@ async def run_compaction(
         return CompactionOutcome(
             reason, "failed", False, from_extension=from_extension, error_message=formatted
         )
+
+
+def _redacted_result(result: CompactionResult) -> CompactionResult:
+    """``result`` with known secret values redacted in its summary and details (copy-on-write)."""
+    summary = redact(result.summary)
+    details = redact_message(result.details)
+    if summary is result.summary and details is result.details:
+        return result
+    return CompactionResult(
+        summary=summary,
+        first_kept_entry_id=result.first_kept_entry_id,
+        tokens_before=result.tokens_before,
+        usage=result.usage,
+        details=details,
+        estimated_tokens_after=result.estimated_tokens_after,
+    )
 
 
 @dataclass(frozen=True)
@@ -494,6 +523,7 @@ async def navigate_tree(
 
     summary_entry: Mapping[str, Any] | None = None
     if summary_text:
+        summary_text = redact(summary_text)
         summary_id = session_manager.branch_with_summary(
             new_leaf_id,
             summary_text,

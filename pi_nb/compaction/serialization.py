@@ -20,6 +20,7 @@ from typing import Any
 
 from pi_nb._js import _js_key_order, js_sort_key, js_stringify, utf16_len
 from pi_nb.errors import CompactionError
+from pi_nb.messages import block_text
 
 __all__ = [
     "SUMMARIZATION_SYSTEM_PROMPT",
@@ -176,12 +177,7 @@ def content_text(content: Any, separator: str = "\n") -> str:
         return content
     if not isinstance(content, list):
         raise CompactionError(f"message content must be a string or a list of blocks, got {content!r}")
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, Mapping) and block.get("type") == "text":
-            text = block.get("text")
-            parts.append(text if isinstance(text, str) else "")
-    return separator.join(parts)
+    return block_text(content, separator)
 
 
 def _truncate_for_summary(text: str, max_chars: int) -> str:

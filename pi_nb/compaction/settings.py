@@ -13,17 +13,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pi_nb.errors import CompactionError
+from pi_nb.errors import CompactionError, InvalidValueError
 
 __all__ = [
     "DEFAULT_BRANCH_SUMMARY_SETTINGS",
     "DEFAULT_COMPACTION_SETTINGS",
+    "DEFAULT_MAX_AUTO_COMPACTIONS_PER_PROMPT",
     "DEFAULT_RETRY_SETTINGS",
     "BranchSummarySettings",
     "CompactionSettings",
     "RetrySettings",
     "should_compact",
+    "validate_reserve_for_window",
 ]
+
+#: How many automatic compactions one prompt may run (pi_nb's own setting; Pi has no limit).
+DEFAULT_MAX_AUTO_COMPACTIONS_PER_PROMPT = 3
+
+
+def _non_negative(value: int, key: str, owner: str) -> None:
+    if value < 0:
+        raise InvalidValueError(f"{owner}.{key} must be 0 or more; got {value}")
 
 
 def _int_field(data: Mapping[str, Any], key: str, default: int, owner: str) -> int:
@@ -57,13 +67,36 @@ class CompactionSettings:
     enabled: bool = True
     reserve_tokens: int = 16384
     keep_recent_tokens: int = 20000
+    max_auto_compactions_per_prompt: int = DEFAULT_MAX_AUTO_COMPACTIONS_PER_PROMPT
+    """pi_nb only (``compaction.maxAutoCompactionsPerPrompt``): automatic compactions one prompt may
+    run before the turn ends with an error. Pi has no bound; its overflow-retry flag is reset by
+    every successful response, so a tool result too big for the window can compact forever."""
+
+    def __post_init__(self) -> None:
+        # the range checks: 0 is a value like any other (no "if value:" tests)
+        for key, value in (
+            ("reserveTokens", self.reserve_tokens),
+            ("keepRecentTokens", self.keep_recent_tokens),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InvalidValueError(f"compaction.{key} must be a whole number; got {value!r}")
+            _non_negative(value, key, "compaction")
+        limit = self.max_auto_compactions_per_prompt
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidValueError(
+                f"compaction.maxAutoCompactionsPerPrompt must be a whole number of at least 1; got {limit!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """Pi's shape; ``maxAutoCompactionsPerPrompt`` is added only when it is not the default."""
+        out: dict[str, Any] = {
             "enabled": self.enabled,
             "reserveTokens": self.reserve_tokens,
             "keepRecentTokens": self.keep_recent_tokens,
         }
+        if self.max_auto_compactions_per_prompt != DEFAULT_MAX_AUTO_COMPACTIONS_PER_PROMPT:
+            out["maxAutoCompactionsPerPrompt"] = self.max_auto_compactions_per_prompt
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> CompactionSettings:
@@ -73,6 +106,9 @@ class CompactionSettings:
             enabled=_bool_field(data, "enabled", True, "compaction"),
             reserve_tokens=_int_field(data, "reserveTokens", 16384, "compaction"),
             keep_recent_tokens=_int_field(data, "keepRecentTokens", 20000, "compaction"),
+            max_auto_compactions_per_prompt=_int_field(
+                data, "maxAutoCompactionsPerPrompt", DEFAULT_MAX_AUTO_COMPACTIONS_PER_PROMPT, "compaction"
+            ),
         )
 
     @classmethod
@@ -92,6 +128,13 @@ class BranchSummarySettings:
 
     reserve_tokens: int = 16384
     skip_prompt: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.reserve_tokens, bool) or not isinstance(self.reserve_tokens, int):
+            raise InvalidValueError(
+                f"branchSummary.reserveTokens must be a whole number; got {self.reserve_tokens!r}"
+            )
+        _non_negative(self.reserve_tokens, "reserveTokens", "branchSummary")
 
     def to_dict(self) -> dict[str, Any]:
         return {"reserveTokens": self.reserve_tokens, "skipPrompt": self.skip_prompt}
@@ -125,6 +168,12 @@ class RetrySettings:
     enabled: bool = True
     max_retries: int = 3
     base_delay_ms: int = 2000
+
+    def __post_init__(self) -> None:
+        for key, value in (("maxRetries", self.max_retries), ("baseDelayMs", self.base_delay_ms)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InvalidValueError(f"retry.{key} must be a whole number; got {value!r}")
+            _non_negative(value, key, "retry")
 
     def to_dict(self) -> dict[str, Any]:
         return {"enabled": self.enabled, "maxRetries": self.max_retries, "baseDelayMs": self.base_delay_ms}
@@ -161,3 +210,21 @@ def should_compact(
     if not s.enabled:
         return False
     return context_tokens > context_window - s.reserve_tokens
+
+
+def validate_reserve_for_window(
+    settings: CompactionSettings | Mapping[str, Any], context_window: int, model: str = "the model"
+) -> CompactionSettings:
+    """The settings, if ``reserveTokens`` leaves room in ``context_window``; else InvalidValueError.
+
+    With ``reserveTokens >= context_window`` the threshold ``context_window - reserveTokens`` is 0
+    or less: every response would trigger a compaction (and Pi's summary request, sized from the
+    reserve, would ask for more output than the window holds).
+    """
+    s = CompactionSettings.coerce(settings)
+    if s.reserve_tokens >= context_window:
+        raise InvalidValueError(
+            f"compaction.reserveTokens ({s.reserve_tokens}) must be less than the context window of "
+            f"{model} ({context_window}); lower reserveTokens or use a model with a bigger window"
+        )
+    return s

@@ -6,6 +6,12 @@
 cut the output), compactions, and the usage. ``TurnView.from_messages`` renders a recorded turn
 from the session (``%pi replay``) without calling the model. ``TurnResult`` is what a ``%%pi`` cell
 returns (``Out[n]``): the turn's messages, usage and entry ids, with a one-line repr.
+
+The view stays bounded however long the turn runs: it shows the last :attr:`TurnView.max_steps`
+steps (assistant messages, tool calls, compactions) and collapses the older ones into a count
+("… 37 earlier steps (the session holds them)"); each step's text is capped too. The session
+file holds everything. A turn that ends in an error fails its cell with
+:class:`TurnFailedError`, whose traceback is its one line.
 """
 
 from __future__ import annotations
@@ -14,11 +20,13 @@ import html
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from pi_nb.errors import AgentError
+from pi_nb.messages import block_text
 from pi_nb.truncation import format_size
 
-__all__ = ["TurnResult", "TurnView"]
+__all__ = ["TurnFailedError", "TurnResult", "TurnView"]
 
 _FONT = "font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px;line-height:1.45"
 _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
@@ -29,12 +37,35 @@ def _esc(text: object) -> str:
 
 
 def _text_of(content: Any, kind: str = "text") -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(b.get(kind, "") for b in content or [] if b.get("type") == kind)
+    return block_text(content, "", kind=kind)
+
+
+def _cap(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"… ({len(text) - limit:,} more characters; the session holds them)"
+
+
+class TurnFailedError(AgentError):
+    """A ``%%pi`` turn that ended in an error (the provider unreachable, a bad key, an overflow
+    compaction could not fix): the cell fails with this one line after the streamed output, so
+    "Run All", ``nbconvert --execute`` and papermill stop there. ``turn`` is the
+    :class:`TurnResult` (the session keeps the turn)."""
+
+    def __init__(self, message: str, *, turn: TurnResult | None = None) -> None:
+        super().__init__(message)
+        self.turn = turn
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        return [f"{type(self).__name__}: {self}"]
 
 
 def _args_preview(name: str, args: Mapping[str, Any]) -> str:
+    return _cap(_args_preview_full(name, args), 300)
+
+
+def _args_preview_full(name: str, args: Mapping[str, Any]) -> str:
     if name == "bash":
         return str(args.get("command", ""))
     if name in ("read", "write", "edit", "ls") and "path" in args:
@@ -87,6 +118,13 @@ class TurnView:
     context_window: int | None = None
     last_context_tokens: int | None = None
     dirty: bool = True
+    #: how many steps are shown; older ones collapse into a count (the session holds them)
+    max_steps: int = 30
+    #: steps dropped from ``items`` (memory stays bounded too)
+    dropped: int = 0
+
+    MAX_TEXT: ClassVar[int] = 20_000
+    MAX_NOTES: ClassVar[int] = 12
 
     # -- feeding ---------------------------------------------------------------------------------
     def feed(self, event: Mapping[str, Any]) -> None:
@@ -96,7 +134,7 @@ class TurnView:
             msg = event["message"]
             role = msg.get("role")
             if role == "assistant":
-                self._set_assistant(msg, final=kind == "message_end")
+                self._set_assistant(msg, final=kind == "message_end", start=kind == "message_start")
             elif role == "user" and kind == "message_end" and not self.prompt:
                 self.prompt = _text_of(msg.get("content"))
             elif role == "custom" and kind == "message_end":
@@ -150,10 +188,32 @@ class TurnView:
             else:
                 self.items.append(("compaction", text, None))
 
-    def _tool(self, call_id: str) -> _Tool | None:
-        return next((t for t in self.items if isinstance(t, _Tool) and t.call_id == call_id), None)
+        self._trim()
 
-    def _set_assistant(self, msg: Mapping[str, Any], *, final: bool) -> None:
+    @staticmethod
+    def _visible(item: Any) -> bool:
+        """Whether a step draws anything (an assistant message that only calls tools does not)."""
+        if isinstance(item, dict):
+            return bool(item["text"] or item["thinking"] or item["error"])
+        return True
+
+    def _trim(self) -> None:
+        """Keep at most twice ``max_steps`` items in memory (the view shows ``max_steps``)."""
+        keep = max(1, self.max_steps) * 2
+        if len(self.items) > keep:
+            cut = len(self.items) - max(1, self.max_steps)
+            self.dropped += sum(1 for item in self.items[:cut] if self._visible(item))
+            del self.items[:cut]
+
+    def _tool(self, call_id: str) -> _Tool | None:
+        for item in reversed(self.items):
+            if isinstance(item, _Tool) and item.call_id == call_id:
+                return item
+        return None
+
+    def _set_assistant(self, msg: Mapping[str, Any], *, final: bool, start: bool = False) -> None:
+        """Show an assistant message: ``message_start`` adds a step that its updates and its end
+        replace (the final message can carry a later timestamp than its start)."""
         ts = msg.get("timestamp")
         entry = {
             "ts": ts,
@@ -162,10 +222,14 @@ class TurnView:
             "error": msg.get("errorMessage"),
             "stop": msg.get("stopReason"),
         }
-        if self.items and isinstance(self.items[-1], dict) and self.items[-1].get("ts") == ts:
+        last = self.items[-1] if self.items else None
+        streaming = isinstance(last, dict) and last.get("streaming")
+        if not start and (streaming or (isinstance(last, dict) and last.get("ts") == ts)):
             self.items[-1] = entry
         else:
             self.items.append(entry)
+        if not final:
+            entry["streaming"] = True
         if final:
             self.model = str(msg.get("model") or self.model)
             usage = msg.get("usage") or {}
@@ -197,12 +261,32 @@ class TurnView:
                     tool.status = "error" if msg.get("isError") else "ok"
                     tool.result_text = _text_of(msg.get("content"))
                     tool.badge = _truncation_badge(msg.get("details"))
+            view._trim()
         return view
 
     # -- rendering --------------------------------------------------------------------------------
+    def _shown(self) -> tuple[int, list[Any]]:
+        """(how many earlier steps are collapsed, the steps shown)."""
+        limit = max(1, self.max_steps)
+        visible = [item for item in self.items if self._visible(item)]
+        return self.dropped + max(0, len(visible) - limit), visible[-limit:]
+
+    @staticmethod
+    def _earlier(hidden: int) -> str:
+        return f"… {hidden:,} earlier step{'s' if hidden != 1 else ''} (the session holds them)"
+
+    def _notes_shown(self) -> list[str]:
+        if len(self.notes) <= self.MAX_NOTES:
+            return list(self.notes)
+        more = len(self.notes) - self.MAX_NOTES + 1
+        return [f"… {more:,} earlier notes", *self.notes[-(self.MAX_NOTES - 1) :]]
+
     def to_text(self) -> str:
-        lines = [f"» {self.prompt}"] if self.prompt else []
-        for item in self.items:
+        lines = [f"» {_cap(self.prompt, 2000)}"] if self.prompt else []
+        hidden, shown = self._shown()
+        if hidden:
+            lines.append(f"  {self._earlier(hidden)}")
+        for item in shown:
             if isinstance(item, _Tool):
                 mark = {"running": "…", "ok": "✓", "error": "✗"}[item.status]
                 lines.append(
@@ -213,13 +297,14 @@ class TurnView:
                 if item["thinking"]:
                     lines.append(f"  (thinking: {len(item['thinking'])} chars)")
                 if item["text"]:
-                    lines.append(item["text"])
+                    lines.append(_cap(item["text"], self.MAX_TEXT))
                 if item["error"]:
-                    lines.append(f"  ! {item['stop']}: {item['error']}")
+                    lines.append(f"  ! {item['stop']}: {_cap(str(item['error']), 2000)}")
             else:
-                lines.append(f"  ⟲ {item[1]}" if item[0] == "compaction" else f"  [{item[2]}] {item[1]}")
+                text = _cap(str(item[1]), 2000)
+                lines.append(f"  ⟲ {text}" if item[0] == "compaction" else f"  [{item[2]}] {text}")
         lines.append(self._footer())
-        lines.extend(f"  note: {n}" for n in self.notes)
+        lines.extend(f"  note: {_cap(n, 1000)}" for n in self._notes_shown())
         return "\n".join(lines)
 
     def _footer(self) -> str:
@@ -241,7 +326,10 @@ class TurnView:
             out.append(
                 f'<div style="color:#1e3a8a;white-space:pre-wrap"><b>»</b> {_esc(self.prompt[:2000])}{"…" if len(self.prompt) > 2000 else ""}</div>'
             )
-        for item in self.items:
+        hidden, shown = self._shown()
+        if hidden:
+            out.append(f'<div style="color:#64748b;font-style:italic">{_esc(self._earlier(hidden))}</div>')
+        for item in shown:
             if isinstance(item, _Tool):
                 color = {"running": "#64748b", "ok": "#15803d", "error": "#dc2626"}[item.status]
                 mark = {"running": "⋯", "ok": "✓", "error": "✗"}[item.status]
@@ -267,26 +355,41 @@ class TurnView:
             elif isinstance(item, dict):
                 if item["thinking"]:
                     out.append(
-                        f'<details><summary style="color:#64748b">thinking</summary><div style="white-space:pre-wrap;color:#64748b">{_esc(item["thinking"])}</div></details>'
+                        f'<details><summary style="color:#64748b">thinking</summary><div style="white-space:pre-wrap;color:#64748b">{_esc(_cap(item["thinking"], 4000))}</div></details>'
                     )
                 if item["text"]:
-                    out.append(f'<div style="white-space:pre-wrap;margin:4px 0">{_esc(item["text"])}</div>')
+                    out.append(
+                        f'<div style="white-space:pre-wrap;margin:4px 0">{_esc(_cap(item["text"], self.MAX_TEXT))}</div>'
+                    )
                 if item["error"]:
                     out.append(
-                        f'<div style="color:#dc2626">{_esc(item["stop"])}: {_esc(item["error"])}</div>'
+                        f'<div style="color:#dc2626">{_esc(item["stop"])}: {_esc(_cap(str(item["error"]), 2000))}</div>'
                     )
             elif item[0] == "compaction":
-                out.append(f'<div style="color:#b45309">⟲ {_esc(item[1])}</div>')
+                out.append(f'<div style="color:#b45309">⟲ {_esc(_cap(str(item[1]), 2000))}</div>')
             else:
-                out.append(f'<div style="color:#6d28d9">[{_esc(item[2])}] {_esc(item[1])}</div>')
-        out.append(f'<div style="color:#64748b;font-size:11px;margin-top:4px">{_esc(self._footer())}</div>')
-        out.extend(f'<div style="color:#92400e;font-size:11px">{_esc(n)}</div>' for n in self.notes)
+                out.append(
+                    f'<div style="color:#6d28d9">[{_esc(item[2])}] {_esc(_cap(str(item[1]), 2000))}</div>'
+                )
+        status_color = "#dc2626" if self.status == "error" else "#64748b"
+        out.append(
+            f'<div style="color:{status_color};font-size:11px;margin-top:4px">{_esc(self._footer())}</div>'
+        )
+        out.extend(
+            f'<div style="color:#92400e;font-size:11px">{_esc(_cap(n, 1000))}</div>'
+            for n in self._notes_shown()
+        )
         out.append("</div>")
         self.dirty = False
         return "".join(out)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def bundle(self) -> dict[str, str]:
+        """The view as a display bundle: ``text/plain`` (terminals, front ends without HTML) beside
+        ``text/html``."""
         return {"text/plain": self.to_text(), "text/html": self.to_html()}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return self.bundle()
 
 
 @dataclass
@@ -301,6 +404,8 @@ class TurnResult:
     usage: dict[str, int]
     compactions: list[dict[str, Any]] = field(default_factory=list)
     interrupted: bool = False
+    #: why the turn failed (the provider's or the agent's words), ``None`` when it did not
+    error: str | None = None
 
     @property
     def text(self) -> str:
@@ -319,6 +424,7 @@ class TurnResult:
                 "usage": dict(self.usage),
                 "compactions": len(self.compactions),
                 "interrupted": self.interrupted,
+                "error": self.error,
             }
         }
 
@@ -333,6 +439,8 @@ class TurnResult:
             bits.append(f"{len(self.compactions)} compaction(s)")
         if self.interrupted:
             bits.append("interrupted")
+        if self.error:
+            bits.append("error")
         return f"<pi turn: {', '.join(bits)}; session {self.session_id[:8]}>"
 
     def __repr__(self) -> str:

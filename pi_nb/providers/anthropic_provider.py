@@ -12,12 +12,12 @@ The key comes from ``$ANTHROPIC_API_KEY`` (or ``api_key_env``) only; it is never
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator
 from typing import Any
 
 from pi_nb.errors import MissingDependencyError
+from pi_nb.providers._stream_common import CostFunction, apply_cost, parse_tool_arguments, sdk_error_text
 from pi_nb.providers.base import (
     AssistantMessageEvent,
     Context,
@@ -25,11 +25,13 @@ from pi_nb.providers.base import (
     StreamOptions,
     make_assistant_message,
     make_usage,
-    provider_error_text,
     snapshot_message,
 )
 
-__all__ = ["THINKING_BUDGETS", "AnthropicModel", "to_anthropic_messages"]
+__all__ = ["REDACTED_THINKING", "THINKING_BUDGETS", "AnthropicModel", "to_anthropic_messages"]
+
+# the text Pi shows for a redacted_thinking block (its opaque data is kept as the signature)
+REDACTED_THINKING = "[Reasoning redacted]"
 
 # budget_tokens per thinking level (pi-ai's defaults for budget-based thinking)
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768}
@@ -41,6 +43,23 @@ _STOP = {
     "max_tokens": "length",
     "tool_use": "toolUse",
 }
+
+
+class _StreamError(Exception):
+    """A stream that broke Anthropic's event protocol (its text is the error message as is)."""
+
+
+def _num(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    """An SDK event as the JSON the server sent."""
+    if isinstance(obj, dict):
+        return obj
+    to_dict = getattr(obj, "to_dict", None)
+    out = to_dict(warnings=False) if callable(to_dict) else None
+    return out if isinstance(out, dict) else {}
 
 
 def _require_anthropic() -> Any:
@@ -60,8 +79,17 @@ def _image(block: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def to_anthropic_messages(context: Context) -> list[dict[str, Any]]:
-    """Pi ``Message`` dicts -> Messages API ``messages`` (system prompt goes to ``system``)."""
+def to_anthropic_messages(
+    context: Context, *, target: tuple[str, str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Pi ``Message`` dicts -> Messages API ``messages`` (system prompt goes to ``system``).
+
+    ``target`` is the ``(provider, api, model id)`` the request goes to. As in Pi, only an
+    assistant message of that same model sends its signed and redacted thinking back; another
+    model's thinking becomes plain text and its redacted thinking is left out. (Pi records the
+    model id the API answered with, e.g. ``claude-sonnet-4-5-20250929``: a request made with an
+    alias id therefore counts as another model.) Failed or aborted assistant turns are left out.
+    """
     out: list[dict[str, Any]] = []
     for msg in context.messages:
         role = msg.get("role")
@@ -79,12 +107,22 @@ def to_anthropic_messages(context: Context) -> list[dict[str, Any]]:
             if blocks:
                 out.append({"role": "user", "content": blocks})
         elif role == "assistant":
+            if msg.get("stopReason") in ("error", "aborted"):
+                continue
+            same_model = target is None or (msg.get("provider"), msg.get("api"), msg.get("model")) == target
             blocks = []
             for b in content or []:
                 kind = b.get("type")
-                if kind == "text" and b.get("text"):
+                if kind == "thinking" and not same_model:
+                    if b.get("redacted") or not (b.get("thinking") or "").strip():
+                        continue
+                    blocks.append({"type": "text", "text": b["thinking"]})
+                elif kind == "text" and (b.get("text") or "").strip():
                     blocks.append({"type": "text", "text": b["text"]})
-                elif kind == "thinking" and b.get("thinkingSignature"):
+                elif kind == "thinking" and b.get("redacted"):
+                    # the opaque payload goes back as it came
+                    blocks.append({"type": "redacted_thinking", "data": b.get("thinkingSignature", "")})
+                elif kind == "thinking" and (b.get("thinkingSignature") or "").strip():
                     blocks.append(
                         {
                             "type": "thinking",
@@ -92,7 +130,7 @@ def to_anthropic_messages(context: Context) -> list[dict[str, Any]]:
                             "signature": b["thinkingSignature"],
                         }
                     )
-                elif kind == "thinking" and b.get("thinking"):
+                elif kind == "thinking" and (b.get("thinking") or "").strip():
                     blocks.append(
                         {"type": "text", "text": b["thinking"]}
                     )  # unsigned thinking cannot be replayed as thinking
@@ -140,6 +178,12 @@ class AnthropicModel(RemoteModel):
     default_reasoning = True
     base_url_env = "ANTHROPIC_BASE_URL"
     default_api_key_env = "ANTHROPIC_API_KEY"
+    cost_function: CostFunction | None = None
+
+    def __init__(self, id: str, *, cost_function: CostFunction | None = None, **kwargs: Any) -> None:
+        """``cost_function`` (optional) turns the final usage into its cost (``usage["cost"]``)."""
+        super().__init__(id, **kwargs)
+        self.cost_function = cost_function
 
     def _client(self) -> Any:
         anthropic = _require_anthropic()
@@ -155,7 +199,7 @@ class AnthropicModel(RemoteModel):
         max_tokens = opts.max_tokens or self.max_tokens
         body: dict[str, Any] = {
             "model": self.id,
-            "messages": to_anthropic_messages(context),
+            "messages": to_anthropic_messages(context, target=(self.provider, self.api, self.id)),
             "max_tokens": max_tokens,
             "stream": True,
         }
@@ -181,107 +225,146 @@ class AnthropicModel(RemoteModel):
     async def stream(
         self, context: Context, options: StreamOptions | None = None
     ) -> AsyncIterator[AssistantMessageEvent]:
+        """Pi's ``anthropic-messages`` stream: text, thinking with its signature (``signature_delta``),
+        ``redacted_thinking`` as ``[Reasoning redacted]`` carrying the opaque data as its signature,
+        tool calls; a stream cut before ``message_stop`` or without a stop reason is an error."""
         opts = options or StreamOptions()
         output = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
         yield {"type": "start", "partial": snapshot_message(output)}
+        blocks: list[dict[str, Any]] = output["content"]
         index_map: dict[int, int] = {}
         json_parts: dict[int, str] = {}
         stop_raw: str | None = None
+        saw_start = saw_stop = False
+
+        def fail(message: str, reason: str = "error") -> AssistantMessageEvent:
+            for position, block in zip(index_map, index_map.values(), strict=True):
+                if blocks[block]["type"] == "toolCall":
+                    blocks[block]["arguments"] = parse_tool_arguments(json_parts.get(position, ""))
+            output["stopReason"] = reason
+            output["errorMessage"] = message
+            apply_cost(output["usage"], self.cost_function)  # tokens already used are still paid for
+            return {"type": "error", "reason": reason, "error": output}
+
         try:
             client = self._client()
             response = await client.messages.create(**self.build_request(context, opts))
-            async for event in response:
+            async for raw_event in response:
                 if opts.signal is not None and opts.signal.aborted:
                     await response.close()
-                    output.update(stopReason="aborted", errorMessage="Request was aborted")
-                    yield {"type": "error", "reason": "aborted", "error": output}
+                    yield fail("Request was aborted", "aborted")
                     return
-                kind = event.type
+                event = _as_dict(raw_event)
+                kind = event.get("type")
                 if kind == "message_start":
-                    u = event.message.usage
-                    output["usage"] = make_usage(
-                        u.input_tokens or 0,
-                        u.output_tokens or 0,
-                        getattr(u, "cache_read_input_tokens", 0) or 0,
-                        getattr(u, "cache_creation_input_tokens", 0) or 0,
+                    saw_start = True
+                    message = event.get("message") or {}
+                    u = message.get("usage") or {}
+                    output["responseId"] = message.get("id")
+                    if message.get("model"):
+                        output["model"] = message["model"]  # Pi records the model that answered
+                    usage = make_usage(
+                        _num(u.get("input_tokens")),
+                        _num(u.get("output_tokens")),
+                        _num(u.get("cache_read_input_tokens")),
+                        _num(u.get("cache_creation_input_tokens")),
                     )
-                    output["responseId"] = event.message.id
+                    creation = u.get("cache_creation")
+                    usage["cacheWrite1h"] = (
+                        _num(creation.get("ephemeral_1h_input_tokens")) if isinstance(creation, dict) else 0
+                    )
+                    output["usage"] = usage
+                elif kind == "message_stop":
+                    saw_stop = True
                 elif kind == "content_block_start":
-                    cb = event.content_block
-                    if cb.type == "text":
-                        output["content"].append({"type": "text", "text": ""})
+                    cb = event.get("content_block") or {}
+                    cb_type = cb.get("type")
+                    if cb_type == "text":
+                        blocks.append({"type": "text", "text": cb.get("text") or ""})
                         start = "text_start"
-                    elif cb.type == "thinking":
-                        output["content"].append(
-                            {"type": "thinking", "thinking": "", "thinkingSignature": ""}
-                        )
-                        start = "thinking_start"
-                    elif cb.type == "redacted_thinking":
-                        output["content"].append(
+                    elif cb_type == "thinking":
+                        blocks.append(
                             {
                                 "type": "thinking",
-                                "thinking": "",
-                                "thinkingSignature": cb.data,
+                                "thinking": cb.get("thinking") or "",
+                                "thinkingSignature": cb.get("signature") or "",
+                            }
+                        )
+                        start = "thinking_start"
+                    elif cb_type == "redacted_thinking":
+                        blocks.append(
+                            {
+                                "type": "thinking",
+                                "thinking": REDACTED_THINKING,
+                                "thinkingSignature": cb.get("data") or "",
                                 "redacted": True,
                             }
                         )
                         start = "thinking_start"
-                    elif cb.type == "tool_use":
-                        output["content"].append(
-                            {"type": "toolCall", "id": cb.id, "name": cb.name, "arguments": {}}
+                    elif cb_type == "tool_use":
+                        blocks.append(
+                            {
+                                "type": "toolCall",
+                                "id": cb.get("id"),
+                                "name": cb.get("name"),
+                                "arguments": cb.get("input") or {},
+                            }
                         )
-                        json_parts[event.index] = ""
+                        json_parts[event["index"]] = ""
                         start = "toolcall_start"
                     else:
                         continue
-                    index_map[event.index] = len(output["content"]) - 1
+                    index_map[event["index"]] = len(blocks) - 1
                     yield {
                         "type": start,
-                        "contentIndex": index_map[event.index],
+                        "contentIndex": len(blocks) - 1,
                         "partial": snapshot_message(output),
                     }
                 elif kind == "content_block_delta":
-                    if event.index not in index_map:
+                    if event.get("index") not in index_map:
                         continue
-                    i = index_map[event.index]
-                    d = event.delta
-                    if d.type == "text_delta":
-                        output["content"][i]["text"] += d.text
+                    i = index_map[event["index"]]
+                    block = blocks[i]
+                    d = event.get("delta") or {}
+                    d_type = d.get("type")
+                    if d_type == "text_delta" and block["type"] == "text":
+                        block["text"] += d.get("text", "")
                         yield {
                             "type": "text_delta",
                             "contentIndex": i,
-                            "delta": d.text,
+                            "delta": d.get("text", ""),
                             "partial": snapshot_message(output),
                         }
-                    elif d.type == "thinking_delta":
-                        output["content"][i]["thinking"] += d.thinking
+                    elif d_type == "thinking_delta" and block["type"] == "thinking":
+                        block["thinking"] += d.get("thinking", "")
                         yield {
                             "type": "thinking_delta",
                             "contentIndex": i,
-                            "delta": d.thinking,
+                            "delta": d.get("thinking", ""),
                             "partial": snapshot_message(output),
                         }
-                    elif d.type == "signature_delta":
-                        output["content"][i]["thinkingSignature"] += d.signature
-                    elif d.type == "input_json_delta":
-                        json_parts[event.index] += d.partial_json
+                    elif d_type == "signature_delta" and block["type"] == "thinking":
+                        block["thinkingSignature"] = (block.get("thinkingSignature") or "") + d.get(
+                            "signature", ""
+                        )
+                    elif d_type == "input_json_delta" and block["type"] == "toolCall":
+                        json_parts[event["index"]] += d.get("partial_json", "")
+                        block["arguments"] = parse_tool_arguments(json_parts[event["index"]])
                         yield {
                             "type": "toolcall_delta",
                             "contentIndex": i,
-                            "delta": d.partial_json,
+                            "delta": d.get("partial_json", ""),
                             "partial": snapshot_message(output),
                         }
                 elif kind == "content_block_stop":
-                    if event.index not in index_map:
+                    if event.get("index") not in index_map:
                         continue
-                    i = index_map[event.index]
-                    block = output["content"][i]
+                    i = index_map[event["index"]]
+                    block = blocks[i]
                     if block["type"] == "toolCall":
-                        raw = json_parts.get(event.index, "")
-                        try:
-                            block["arguments"] = json.loads(raw) if raw.strip() else {}
-                        except json.JSONDecodeError:
-                            block["arguments"] = {}
+                        block["arguments"] = parse_tool_arguments(json_parts.get(event["index"], "")) or (
+                            block.get("arguments") or {}
+                        )
                         yield {
                             "type": "toolcall_end",
                             "contentIndex": i,
@@ -303,33 +386,58 @@ class AnthropicModel(RemoteModel):
                             "partial": snapshot_message(output),
                         }
                 elif kind == "message_delta":
-                    stop_raw = event.delta.stop_reason or stop_raw
-                    u = event.usage
+                    delta = event.get("delta") or {}
+                    if delta.get("stop_reason"):
+                        stop_raw = delta["stop_reason"]
+                        output["rawStopReason"] = stop_raw
+                        details = delta.get("stop_details")
+                        if stop_raw == "refusal":
+                            explanation = details.get("explanation") if isinstance(details, dict) else None
+                            output["errorMessage"] = (
+                                explanation or "The model refused to complete the request"
+                            )
+                    u = event.get("usage") or {}
                     usage = output["usage"]
-                    if getattr(u, "input_tokens", None) is not None:
-                        usage["input"] = u.input_tokens
-                    if getattr(u, "cache_read_input_tokens", None) is not None:
-                        usage["cacheRead"] = u.cache_read_input_tokens
-                    if getattr(u, "cache_creation_input_tokens", None) is not None:
-                        usage["cacheWrite"] = u.cache_creation_input_tokens
-                    if getattr(u, "output_tokens", None) is not None:
-                        usage["output"] = u.output_tokens
+                    for src, dst in (
+                        ("input_tokens", "input"),
+                        ("output_tokens", "output"),
+                        ("cache_read_input_tokens", "cacheRead"),
+                        ("cache_creation_input_tokens", "cacheWrite"),
+                    ):
+                        if u.get(src) is not None:
+                            usage[dst] = u[src]
+                    thinking_tokens = (u.get("output_tokens_details") or {}).get("thinking_tokens")
+                    if thinking_tokens is not None:
+                        usage["reasoning"] = thinking_tokens
                     usage["totalTokens"] = (
                         usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
                     )
+            if saw_start and not saw_stop:
+                raise _StreamError("Anthropic stream ended before message_stop")
         except Exception as error:
-            output["stopReason"] = "error"
-            output["errorMessage"] = provider_error_text(error, os.environ.get(self.api_key_env))
-            yield {"type": "error", "reason": "error", "error": output}
+            aborted = opts.signal is not None and opts.signal.aborted
+            text = (
+                "Request was aborted"
+                if aborted
+                else str(error)
+                if isinstance(error, _StreamError)
+                else sdk_error_text(error, os.environ.get(self.api_key_env))
+            )
+            yield fail(text, "aborted" if aborted else "error")
+            return
+        apply_cost(output["usage"], self.cost_function)
+        if stop_raw is None:
+            yield fail("Anthropic stream ended without a stop reason")
             return
         if stop_raw == "refusal":
-            output.update(stopReason="error", errorMessage="The model refused to complete the request")
-            yield {"type": "error", "reason": "error", "error": output}
+            yield fail(output.get("errorMessage") or "The model refused to complete the request")
             return
-        stop = _STOP.get(stop_raw or "end_turn")
+        if stop_raw == "sensitive":
+            yield fail("Provider stopped with: sensitive")
+            return
+        stop = _STOP.get(stop_raw)
         if stop is None:
-            output.update(stopReason="error", errorMessage=f"Provider stopped with: {stop_raw}")
-            yield {"type": "error", "reason": "error", "error": output}
+            yield fail(f"Unhandled stop reason: {stop_raw}")
             return
         output["stopReason"] = stop
         yield {"type": "done", "reason": stop, "message": output}

@@ -22,7 +22,10 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict
 
+from pi_nb.errors import InvalidValueError
+
 __all__ = [
+    "THINKING_LEVELS",
     "AssistantMessageEvent",
     "Context",
     "Model",
@@ -35,9 +38,47 @@ __all__ = [
     "now_ms",
     "provider_error_text",
     "snapshot_message",
+    "validate_model_limits",
+    "validate_thinking_level",
 ]
 
-ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+
+#: Pi 0.85's thinking levels (``VALID_THINKING_LEVELS`` of pi-coding-agent), in order.
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+
+
+def validate_thinking_level(level: object, what: str = "thinking level") -> str:
+    """``level`` if it is one of Pi's thinking levels, else :class:`~pi_nb.errors.InvalidValueError`."""
+    if not isinstance(level, str) or level not in THINKING_LEVELS:
+        raise InvalidValueError(f"{what} must be one of {', '.join(THINKING_LEVELS)}; got {level!r}")
+    return level
+
+
+def _positive_int(value: object, what: str) -> int:
+    # 0 is a value to refuse, never "not given": no truthiness tests here
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer() and value > 0:
+            return int(value)
+        raise InvalidValueError(f"{what} must be a whole number of tokens greater than 0; got {value!r}")
+    if value <= 0:
+        raise InvalidValueError(f"{what} must be greater than 0; got {value}")
+    return value
+
+
+def validate_model_limits(
+    context_window: object, max_tokens: object, model: str = "model"
+) -> tuple[int, int]:
+    """Check a model's ``context_window`` and ``max_tokens`` (both whole numbers > 0).
+
+    Every place that describes a model calls this (the :class:`Model` constructor and attribute
+    setters, a model catalog entry): a window of 0 would make every request "overflow" and a
+    ``max_tokens`` of 0 would make every answer stop at ``length``.
+    """
+    return (
+        _positive_int(context_window, f"{model}: context_window"),
+        _positive_int(max_tokens, f"{model}: max_tokens"),
+    )
 
 
 class SupportsAbort(Protocol):
@@ -84,6 +125,17 @@ class StreamOptions:
     cache_retention: Literal["none", "short", "long"] | None = None
     temperature: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # max_tokens 0 keeps Pi's meaning here (``options.maxTokens || model.maxTokens``: a summary
+        # sized from reserveTokens 0 asks for the model's own limit); a negative one is refused
+        if self.max_tokens is not None and (isinstance(self.max_tokens, bool) or self.max_tokens < 0):
+            raise InvalidValueError(f"StreamOptions.max_tokens must be 0 or more; got {self.max_tokens!r}")
+        if self.reasoning is not None and (self.reasoning == "off" or self.reasoning not in THINKING_LEVELS):
+            raise InvalidValueError(
+                f"StreamOptions.reasoning must be one of {', '.join(THINKING_LEVELS[1:])} (or None for off); "
+                f"got {self.reasoning!r}"
+            )
 
 
 class AssistantMessageEvent(TypedDict, total=False):
@@ -177,11 +229,33 @@ class Model(ABC):
     ) -> None:
         self.id = id
         self.provider = provider
-        self.context_window = context_window
-        self.max_tokens = max_tokens
+        self.context_window, self.max_tokens = validate_model_limits(
+            context_window, max_tokens, f"{provider}/{id}"
+        )
         self.reasoning = reasoning
         self.input: tuple[str, ...] = tuple(input)
         self.name = name or id
+
+    @property
+    def context_window(self) -> int:
+        """The model's context window in tokens (always > 0; setting 0 or less is refused)."""
+        return self._context_window
+
+    @context_window.setter
+    def context_window(self, value: int) -> None:
+        self._context_window = _positive_int(value, f"{self._label()}: context_window")
+
+    @property
+    def max_tokens(self) -> int:
+        """The model's output limit in tokens (always > 0; setting 0 or less is refused)."""
+        return self._max_tokens
+
+    @max_tokens.setter
+    def max_tokens(self, value: int) -> None:
+        self._max_tokens = _positive_int(value, f"{self._label()}: max_tokens")
+
+    def _label(self) -> str:
+        return f"{getattr(self, 'provider', '?')}/{getattr(self, 'id', '?')}"
 
     def __repr__(self) -> str:
         return (
@@ -299,5 +373,10 @@ class RemoteModel(Model):
         )
         self.base_url = base_url or (os.environ.get(self.base_url_env) if self.base_url_env else None)
         self.api_key_env = api_key_env or self.default_api_key_env
+        if self.api_key_env:
+            # the key is read from this variable, whatever its name: its value is a secret
+            from pi_nb.redaction import register_secret_env
+
+            register_secret_env(self.api_key_env)
         self.timeout = timeout
         self.max_retries = max_retries

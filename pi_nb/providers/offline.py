@@ -30,6 +30,13 @@ How it answers a request (the last user message of the context):
    Progress/Done/In Progress/Blocked, Key Decisions, Next Steps, Critical Context, Original Request,
    ...) from the serialized conversation, merging a ``<previous-summary>`` when present.
 
+4. It never re-runs a tool call whose result a compaction summary already records as too big:
+   when it summarises, a tool result of more than a quarter of its window is recorded under the
+   last section as ``- Result too big to keep: bash(command="seq 3000") ≈ 4012 tokens``; a later
+   request that plans the same call, and has no room for that many tokens, is answered with an
+   explanation instead (a bigger window, lower ``keepRecentTokens``, a narrower read). Without this
+   rule an overflowing read would be compacted, re-read and compacted again forever.
+
 Usage is counted with tiktoken (``o200k_base``) over the exact request (system prompt, every
 message's text, tool-call arguments as JSON, tool schemas, plus 4 tokens per message for the chat
 framing) and over the answer. A request larger than ``context_window`` is answered with an error
@@ -45,10 +52,11 @@ import hashlib
 import re
 import shlex
 from collections.abc import AsyncIterator, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pi_nb._js import js_stringify
+from pi_nb.messages import block_text
 from pi_nb.providers.base import (
     AssistantMessageEvent,
     Context,
@@ -58,7 +66,14 @@ from pi_nb.providers.base import (
     make_usage,
 )
 
-__all__ = ["OFFLINE_RESPONSE_MODEL", "OfflineModel", "PlannedAction", "plan_actions"]
+__all__ = [
+    "EXACT_COUNT_CHARS",
+    "OFFLINE_RESPONSE_MODEL",
+    "PART_COUNT_CHARS",
+    "OfflineModel",
+    "PlannedAction",
+    "plan_actions",
+]
 
 OFFLINE_RESPONSE_MODEL = "pi_nb offline rule-based model (deterministic; not an LLM)"
 
@@ -175,18 +190,22 @@ def plan_actions(text: str, tools: Iterable[str]) -> list[PlannedAction]:
 
 
 def _text_of(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or []:
-        if block.get("type") == "text":
-            parts.append(block.get("text", ""))
-    return "".join(parts)
+    return block_text(message.get("content"), "")
 
 
 def _request_text(context: Context) -> str:
     """Everything the model reads, in order: how usage is counted (see module docstring)."""
+    return "\n".join(_request_parts(context))
+
+
+#: A request up to this many characters is counted exactly, as one text (every golden number).
+EXACT_COUNT_CHARS = 2_000_000
+#: Above :data:`EXACT_COUNT_CHARS`, each part is counted on its own (cached), and a part longer
+#: than this is counted on its first this-many characters and extrapolated by length.
+PART_COUNT_CHARS = 1_000_000
+
+
+def _request_parts(context: Context) -> list[str]:
     parts: list[str] = []
     if context.system_prompt:
         parts.append(context.system_prompt)
@@ -205,7 +224,7 @@ def _request_text(context: Context) -> str:
                 parts.append(block.get("name", "") + js_stringify(block.get("arguments", {})))
     for tool in context.tools or []:
         parts.append(js_stringify(tool))
-    return "\n".join(parts)
+    return parts
 
 
 def _first_lines(text: str, n: int) -> list[str]:
@@ -246,9 +265,24 @@ class OfflineModel(Model):
 
     # -- token accounting --------------------------------------------------------------------
     def count_request_tokens(self, context: Context) -> int:
+        """Tokens of the request (``+ 4`` per message). Exact up to :data:`EXACT_COUNT_CHARS`
+        characters; a bigger request (a session holding a huge tool result) is counted part by
+        part, each part once per process, a huge part from its first :data:`PART_COUNT_CHARS`
+        characters: linear in the request, bounded per part, and reused by the next turn."""
         from pi_nb.tokens import count_tokens
 
-        return count_tokens(_request_text(context), encoding=self.encoding) + 4 * len(context.messages)
+        parts = _request_parts(context)
+        framing = 4 * len(context.messages)
+        if sum(len(p) for p in parts) + len(parts) <= EXACT_COUNT_CHARS:
+            return count_tokens("\n".join(parts), encoding=self.encoding) + framing
+        total = max(len(parts) - 1, 0)  # about one token per joining newline
+        for part in parts:
+            if len(part) <= PART_COUNT_CHARS:
+                total += count_tokens(part, encoding=self.encoding)
+            else:
+                head = count_tokens(part[:PART_COUNT_CHARS], encoding=self.encoding)
+                total += -(-head * len(part) // PART_COUNT_CHARS)
+        return total + framing
 
     def _count(self, text: str) -> int:
         from pi_nb.tokens import count_tokens
@@ -273,8 +307,8 @@ class OfflineModel(Model):
             ]
             stop = "stop"
         else:
-            content, stop = self._turn(context)
-        limit = options.max_tokens if options and options.max_tokens else self.max_tokens
+            content, stop = self._turn(context, input_tokens)
+        limit = options.max_tokens if options and options.max_tokens else self.max_tokens  # Pi's ||
         output = self._count(_request_text(Context(None, [{"role": "assistant", "content": content}])))
         if output > limit and content and content[0].get("type") == "text":
             from pi_nb.tokens import get_encoding
@@ -304,7 +338,33 @@ class OfflineModel(Model):
         msg["responseModel"] = OFFLINE_RESPONSE_MODEL
         return msg
 
-    def _turn(self, context: Context) -> tuple[list[dict[str, Any]], str]:
+    def _decline_too_big(
+        self, action: PlannedAction, messages: Sequence[dict[str, Any]], input_tokens: int
+    ) -> str | None:
+        """Why ``action`` is not run again, when a summary in the context records its result as too
+        big and this request leaves no room for it; else ``None``."""
+        from pi_nb.compaction.serialization import _format_tool_call_args
+
+        call = f"{action.tool}({_format_tool_call_args(action.arguments)})"
+        for m in messages:
+            if not _is_summary(m):
+                continue
+            for rec in _TOO_BIG.finditer(_text_of(m)):
+                if (
+                    rec.group("call") == call
+                    and int(rec.group("tokens")) + input_tokens > self.context_window
+                ):
+                    return (
+                        f"I did not run `{call}` again: a compaction summary records its result as about "
+                        f"{rec.group('tokens')} tokens, and with this request ({input_tokens} tokens) it "
+                        f"does not fit in my {self.context_window}-token context window, so it would be "
+                        "compacted away again. Ask for a narrower result (read with offset and limit, or "
+                        "pipe the command through head or tail), lower compaction.keepRecentTokens, or "
+                        "use a model with a bigger context window."
+                    )
+        return None
+
+    def _turn(self, context: Context, input_tokens: int = 0) -> tuple[list[dict[str, Any]], str]:
         messages = list(context.messages)
         last_user = max(
             (i for i, m in enumerate(messages) if m.get("role") == "user" and not _is_summary(m)), default=-1
@@ -332,6 +392,9 @@ class OfflineModel(Model):
         runnable = [a for a in plan if not a.tool.startswith("unavailable:")]
         if issued < len(runnable):
             action = runnable[issued]
+            declined = self._decline_too_big(action, messages, input_tokens)
+            if declined is not None:
+                return [{"type": "text", "text": declined}], "stop"
             call_id = _call_id(messages, issued)
             lead = f"Step {issued + 1} of {len(runnable)}: {action.tool}."
             return (
@@ -421,18 +484,41 @@ class OfflineModel(Model):
         headings = [(len(m.group(1)), m.group(2)) for m in _SUMMARY_HEADING.finditer(instructions)]
         facts = _facts(conversation)
         prev_sections = _sections(previous) if previous else {}
+        records = self._too_big_lines(facts, previous)
         if not headings:
-            return _paragraph_summary(facts)
+            return "\n".join([_paragraph_summary(facts), *records])
         out: list[str] = []
         for i, (level, heading) in enumerate(headings):
             out.append(("#" * level) + " " + heading)
             if i + 1 < len(headings) and headings[i + 1][0] > level:
                 continue  # a parent heading (## Progress): its content lives in its ### children
             items = _section_items(heading, facts)
+            if i == len(headings) - 1:
+                items = [*items, *(r for r in records if r not in items)]
             carried = [item for item in prev_sections.get(heading.lower(), []) if item not in items]
             out.extend([*carried, *items] or ["- (none)"])
             out.append("")
         return "\n".join(out).rstrip("\n")
+
+    def _too_big_lines(self, facts: _Facts, previous: str) -> list[str]:
+        """``- Result too big to keep: call ≈ N tokens`` for each result over a quarter of the window
+        (the shown part counted exactly, the cut part extrapolated), plus the records of ``previous``."""
+        lines = [m.group(0) for m in _TOO_BIG.finditer(previous)] if previous else []
+        for call, body in zip(facts.full_calls, facts.result_bodies, strict=False):
+            tokens = self._result_tokens(body)
+            if tokens * 4 > self.context_window:
+                line = f"- {_TOO_BIG_LEAD} {call} ≈ {tokens} tokens"
+                if line not in lines:
+                    lines.append(line)
+        return lines
+
+    def _result_tokens(self, body: str) -> int:
+        m = _CUT.search(body)
+        shown = body[: m.start()] if m else body
+        tokens = self._count(shown)
+        if m and shown:
+            tokens = -(-tokens * (len(shown) + int(m.group(1))) // len(shown))
+        return tokens
 
     # -- Model ----------------------------------------------------------------------------------
     async def stream(
@@ -551,9 +637,16 @@ class _Facts:
     results: list[str]
     files: list[str]
     constraints: list[str]
+    full_calls: list[str] = field(default_factory=list)
+    result_bodies: list[str] = field(default_factory=list)
 
 
 _CALL = re.compile(r"(\w+)\((.*?)\)(?:; |$)")
+_TOO_BIG_LEAD = "Result too big to keep:"
+_TOO_BIG = re.compile(
+    r"^- Result too big to keep: (?P<call>\w+\(.*\)) ≈ (?P<tokens>\d+) tokens$", re.MULTILINE
+)
+_CUT = re.compile(r"\n\n\[\.\.\. (\d+) more characters truncated\]$")
 _PATH_ARG = re.compile(r'path="([^"]+)"')
 
 
@@ -573,11 +666,13 @@ def _facts(conversation: str) -> _Facts:
             facts.answers.append(_shorten(body, 200))
         elif tag == "Assistant tool calls":
             for m in _CALL.finditer(body):
+                facts.full_calls.append(f"{m.group(1)}({m.group(2)})")
                 facts.calls.append(_shorten(f"{m.group(1)}({m.group(2)})", 160))
                 for p in _PATH_ARG.findall(m.group(2)):
                     if p not in facts.files:
                         facts.files.append(p)
         elif tag == "Tool result":
+            facts.result_bodies.append(body)
             facts.results.append(_shorten(body.split("\n", 1)[0], 120))
     return facts
 

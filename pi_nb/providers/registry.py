@@ -1,53 +1,113 @@
-"""Well-known models with their real context windows and output limits, and ``get_model(spec)``.
+"""``get_model(spec)``: a model object for ``"offline"``, ``"scripted"`` or any ``"provider/model-id"``
+of pi-ai 0.85.0's catalog.
 
-``spec`` is ``"offline"`` (the default), ``"scripted"``, or ``"provider/model-id"`` such as
-``"openai/gpt-4o"``, ``"anthropic/claude-sonnet-4-5"``, ``"ollama/llama3.1"`` (an OpenAI-compatible
-server at ``$OLLAMA_BASE_URL`` or ``http://127.0.0.1:11434/v1``). Unknown ids of a known provider
-get that provider's defaults; pass ``context_window=``/``max_tokens=`` to be exact.
+* ``"offline"`` (the default) and ``"scripted"`` are pi_nb's own models.
+* ``"provider/model-id"`` of the catalog (``list_models()``; ``"anthropic/claude-sonnet-4-5"``,
+  ``"groq/openai/gpt-oss-120b"``, ``"openrouter/anthropic/claude-opus-4.5"``...) gets the catalog's
+  numbers: context window, output limit, reasoning flag, input kinds, API, base URL, prices, and
+  reads its key from the variable pi-ai uses for that provider (``GROQ_API_KEY``,
+  ``OPENROUTER_API_KEY``...). A base URL with ``{PLACEHOLDERS}`` (Cloudflare's account and gateway)
+  takes them from the environment variables of the same name.
+* An id the catalog does not have, for a provider it has, needs ``context_window=`` (the window
+  is not guessed); without it the error lists the provider's close ids.
+* ``"ollama/<model>"`` is an OpenAI-compatible server at ``$OLLAMA_BASE_URL`` (default
+  ``http://127.0.0.1:11434/v1``); with ``$OPENAI_BASE_URL`` set, ``"openai/<model>"`` is any
+  OpenAI-compatible server there (vLLM, llama.cpp, LM Studio) spoken to over Chat Completions;
+  ``$ANTHROPIC_BASE_URL`` replaces Anthropic's URL the same way.
+  Any other provider name is an error, unless ``base_url=`` and ``context_window=`` say where and
+  how big (a self-hosted OpenAI-compatible server).
+* pi_nb speaks ``anthropic-messages``, ``openai-completions`` and ``openai-responses`` (and
+  Mistral's models over its OpenAI-compatible Chat Completions endpoint). A catalog model on
+  another API (Bedrock, Vertex, Gemini's own API...) is still known to :func:`find_model`, budgets
+  and cost analysis; asking to run it raises :class:`UnsupportedApiError`, which names the APIs
+  pi_nb speaks.
+
+Keyword overrides win over the catalog: ``context_window=``, ``max_tokens=``, ``reasoning=``,
+``base_url=``, ``api_key_env=``, ``timeout=``, ``max_retries=``, and ``api=`` to choose the wire
+protocol (``api="openai-completions"`` for an OpenAI model over Chat Completions).
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from dataclasses import dataclass
+import re
 from typing import Any
 
+from pi_nb.errors import ProviderError
 from pi_nb.providers.base import Model
+from pi_nb.providers.catalog import (
+    ModelSpec,
+    UnknownModelError,
+    calculate_cost,
+    close_model_ids,
+    find_model,
+    list_models,
+    list_providers,
+    provider_api_key_env,
+    unknown_provider_text,
+)
 
-__all__ = ["KNOWN_MODELS", "ModelSpec", "get_model"]
+__all__ = ["SPOKEN_APIS", "MissingProviderSettingError", "UnsupportedApiError", "get_model", "model_spec"]
 
+#: The wire protocols pi_nb can run a turn over.
+SPOKEN_APIS: tuple[str, ...] = ("anthropic-messages", "openai-completions", "openai-responses")
 
-@dataclass(frozen=True)
-class ModelSpec:
-    """What pi_nb knows of a model: limits and capabilities (from the providers' model pages)."""
+# APIs that run through one of the spoken ones: Mistral's Chat Completions endpoint is
+# OpenAI-compatible (https://docs.mistral.ai/api/#tag/chat), at the catalog's base URL + /v1.
+_BRIDGED = {"mistral-conversations": ("openai-completions", "/v1")}
 
-    provider: str
-    id: str
-    context_window: int
-    max_tokens: int
-    reasoning: bool
-    input: tuple[str, ...] = ("text", "image")
-
-
-KNOWN_MODELS: dict[str, ModelSpec] = {
-    f"{m.provider}/{m.id}": m
-    for m in (
-        ModelSpec("openai", "gpt-4o", 128_000, 16_384, False),
-        ModelSpec("openai", "gpt-4o-mini", 128_000, 16_384, False),
-        ModelSpec("openai", "gpt-4.1", 1_047_576, 32_768, False),
-        ModelSpec("openai", "gpt-4.1-mini", 1_047_576, 32_768, False),
-        ModelSpec("openai", "o3", 200_000, 100_000, True),
-        ModelSpec("openai", "o4-mini", 200_000, 100_000, True),
-        ModelSpec("openai", "gpt-5", 400_000, 128_000, True),
-        ModelSpec("openai", "gpt-5-mini", 400_000, 128_000, True),
-        ModelSpec("anthropic", "claude-opus-4-1", 200_000, 32_000, True),
-        ModelSpec("anthropic", "claude-sonnet-4-5", 200_000, 64_000, True),
-        ModelSpec("anthropic", "claude-haiku-4-5", 200_000, 64_000, True),
-        ModelSpec("anthropic", "claude-3-5-haiku-latest", 200_000, 8_192, False),
-    )
+# Providers whose key is a sign-in token pi-ai exchanges (OAuth), which pi_nb does not do.
+_SIGN_IN = {
+    "github-copilot": "GitHub Copilot's token exchange",
+    "openai-codex": "a ChatGPT sign-in",
 }
 
-_DEFAULTS = {"openai": (128_000, 16_384), "anthropic": (200_000, 64_000), "ollama": (32_768, 8_192)}
+_LOCAL_DEFAULTS = {"ollama": (32_768, 8_192)}
+
+# A base URL in these variables replaces the catalog's (a proxy, or for openai/<model> any
+# OpenAI-compatible server, spoken to over Chat Completions as before the catalog existed).
+_BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+
+
+class UnsupportedApiError(ProviderError, ValueError):
+    """A known model whose API pi_nb cannot run a turn over (it still serves budgets and costs)."""
+
+
+class MissingProviderSettingError(ProviderError, ValueError):
+    """A catalog model whose base URL needs a value from the environment that is not set
+    (Cloudflare's ``CLOUDFLARE_ACCOUNT_ID``, ``CLOUDFLARE_GATEWAY_ID``)."""
+
+
+def model_spec(model: Model) -> ModelSpec | None:
+    """The catalog entry of a model object (by its ``provider`` and ``id``), ``None`` if unknown."""
+    return find_model(model.provider, model.id)
+
+
+def _fill_placeholders(url: str, spec_name: str) -> str:
+    def sub(match: re.Match[str]) -> str:
+        name = match.group(1)
+        value = os.environ.get(name)
+        if not value:
+            raise MissingProviderSettingError(
+                f"{spec_name}: the base URL {url} needs ${name}; set it, or pass base_url="
+            )
+        return value
+
+    return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", sub, url)
+
+
+def _provider_default(provider: str, api: str | None) -> ModelSpec:
+    """The provider's most common API (and its base URL) among its catalog models."""
+    models = list_models(provider)
+    if api is not None:
+        same = [m for m in models if m.api == api]
+        models = same or models
+    counts: dict[str, int] = {}
+    for m in models:
+        counts[m.api] = counts.get(m.api, 0) + 1
+    best = max(counts, key=lambda a: counts[a])
+    return next(m for m in models if m.api == best)
 
 
 def get_model(spec: str = "offline", **overrides: Any) -> Model:
@@ -61,26 +121,109 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
 
         return ScriptedModel(**overrides)
     if "/" not in spec:
-        raise ValueError(
-            f"Unknown model {spec!r}: use 'offline' or 'provider/model-id' (e.g. 'openai/gpt-4o')"
+        raise UnknownModelError(
+            f"Unknown model {spec!r}: use 'offline' or 'provider/model-id' (e.g. 'anthropic/claude-sonnet-4-5');"
+            " pi_nb.list_models() lists the catalog"
         )
     provider, model_id = spec.split("/", 1)
-    known = KNOWN_MODELS.get(spec)
-    window, max_tokens = (
-        (known.context_window, known.max_tokens) if known else _DEFAULTS.get(provider, (128_000, 16_384))
-    )
-    kwargs: dict[str, Any] = {
-        "context_window": window,
-        "max_tokens": max_tokens,
-        "reasoning": known.reasoning if known else False,
-    }
+    if not provider or not model_id:
+        raise UnknownModelError(f"Unknown model {spec!r}: use 'provider/model-id'")
+    api_override: str | None = overrides.pop("api", None)
+    kwargs: dict[str, Any] = {}
+    known = find_model(provider, model_id)
+    env_base = os.environ.get(_BASE_URL_ENV[provider]) if provider in _BASE_URL_ENV else None
+    compat_server = bool(env_base) and provider == "openai"
+
+    if provider in _LOCAL_DEFAULTS:
+        window, max_tokens = _LOCAL_DEFAULTS[provider]
+        api = api_override or "openai-completions"
+        kwargs.update(context_window=window, max_tokens=max_tokens, reasoning=False)
+        kwargs["base_url"] = os.environ.get("OLLAMA_BASE_URL", "http://127.0.0.1:11434/v1")
+    elif known is not None:
+        api = api_override or ("openai-completions" if compat_server else known.api)
+        kwargs.update(
+            context_window=known.context_window,
+            max_tokens=known.max_tokens,
+            reasoning=known.reasoning,
+            input=known.input,
+            name=known.name,
+        )
+        if not env_base:
+            kwargs["base_url"] = known.base_url
+        # usage.cost of every answer, as pi-ai's providers compute it (the catalog's prices)
+        kwargs["cost_function"] = functools.partial(calculate_cost, known)
+        if api == "openai-responses":
+            level_map = known.raw.get("thinkingLevelMap")
+            if isinstance(level_map, dict):
+                kwargs["thinking_level_map"] = level_map
+            kwargs["supports_strict_mode"] = bool((known.raw.get("compat") or {}).get("supportsStrictMode"))
+    elif provider in list_providers():
+        if "context_window" not in overrides:
+            close = close_model_ids(provider, model_id)
+            hint = f" Close ids: {', '.join(close)}." if close else ""
+            raise UnknownModelError(
+                f"Unknown model {spec!r}: {provider} has no model {model_id!r} in the catalog (pi-ai 0.85.0)."
+                f"{hint} For another model pass context_window= (and max_tokens=) so budgets are right;"
+                f" pi_nb.list_models({provider!r}) lists its models"
+            )
+        default = _provider_default(provider, api_override)
+        api = api_override or ("openai-completions" if compat_server else default.api)
+        kwargs["max_tokens"] = min(16_384, int(overrides["context_window"]))
+        if not env_base:
+            kwargs["base_url"] = default.base_url
+    else:
+        if "base_url" not in overrides or "context_window" not in overrides:
+            raise UnknownModelError(
+                f"{spec}: {unknown_provider_text(provider)}; 'ollama/<model>' is a local Ollama. For "
+                "another OpenAI-compatible server pass base_url= and context_window= (and api_key_env=)"
+            )
+        api = api_override or "openai-completions"
+        kwargs["max_tokens"] = min(16_384, int(overrides["context_window"]))
+
+    base_suffix = ""
+    if api in _BRIDGED:
+        api, base_suffix = _BRIDGED[api]
+    if api not in SPOKEN_APIS:
+        raise UnsupportedApiError(
+            f"{spec} uses the {api} API, which pi_nb does not speak: it speaks {', '.join(SPOKEN_APIS)}. "
+            "The model is still known for budgets and costs (pi_nb.find_model, pi_nb.calculate_cost)"
+        )
+    if provider in _SIGN_IN and api_override is None and "base_url" not in overrides:
+        raise UnsupportedApiError(
+            f"{spec}: {provider} signs in through {_SIGN_IN[provider]}, which pi_nb does not do; "
+            "the model is known for budgets and costs (pi_nb.find_model). Use the model through "
+            "its own provider (e.g. openai/... or anthropic/...)"
+        )
+    if kwargs.get("base_url") and "base_url" not in overrides:
+        kwargs["base_url"] = _fill_placeholders(kwargs["base_url"].rstrip("/") + base_suffix, spec)
+    key_env = provider_api_key_env(provider)
+    if key_env and "api_key_env" not in overrides:
+        # anthropic: pi-ai's ANTHROPIC_AUTH_TOKEN / OAUTH token are bearer sign-ins; pi_nb sends an API key
+        kwargs["api_key_env"] = "ANTHROPIC_API_KEY" if provider == "anthropic" else key_env[0]
     kwargs.update(overrides)
-    if provider == "anthropic":
+    return _construct(api, provider, model_id, kwargs)
+
+
+def _construct(api: str, provider: str, model_id: str, kwargs: dict[str, Any]) -> Model:
+    if api == "anthropic-messages":
         from pi_nb.providers.anthropic_provider import AnthropicModel
 
-        return AnthropicModel(model_id, **kwargs)
+        return AnthropicModel(model_id, provider=provider, **kwargs)
+    if api == "openai-responses":
+        try:
+            from pi_nb.providers.openai_responses import (  # type: ignore[import-not-found,unused-ignore]
+                OpenAIResponsesProvider,
+            )
+        except ModuleNotFoundError as error:
+            if error.name != "pi_nb.providers.openai_responses":
+                raise
+            raise UnsupportedApiError(
+                f"{provider}/{model_id} uses the openai-responses API, and this pi_nb has no Responses "
+                "provider (pi_nb.providers.openai_responses); pass api='openai-completions' to use "
+                "Chat Completions instead"
+            ) from error
+        model: Model = OpenAIResponsesProvider(model_id, provider=provider, **kwargs)
+        return model
     from pi_nb.providers.openai_compat import OpenAICompatModel
 
-    if provider == "ollama":
-        kwargs.setdefault("base_url", os.environ.get("OLLAMA_BASE_URL", "http://127.0.0.1:11434/v1"))
     return OpenAICompatModel(model_id, provider=provider, **kwargs)

@@ -468,6 +468,17 @@ class SettingsManager:
     def set_compaction_enabled(self, enabled: bool) -> None:
         self._set_global_nested("compaction", "enabled", enabled)
 
+    def set_compaction_settings(self, **values: Any) -> None:
+        """Set ``compaction`` keys in the global settings by their Pi names (``reserveTokens=...``,
+        ``keepRecentTokens=...``, ``maxAutoCompactionsPerPrompt=...``, ``enabled=...``); the merged
+        result is checked first, so a refused value (a negative reserve, say) changes nothing."""
+        from pi_nb.compaction.settings import CompactionSettings
+
+        merged = {**self.get_compaction_settings().to_dict(), **values}
+        CompactionSettings.from_dict(merged)  # raises before anything is written
+        for key, value in values.items():
+            self._set_global_nested("compaction", key, value)
+
     def get_compaction_reserve_tokens(self) -> int:
         value: int = _nested(self._settings, "compaction", "reserveTokens", 16384)
         return value
@@ -486,6 +497,9 @@ class SettingsManager:
                 "enabled": _nested(self._settings, "compaction", "enabled", True),
                 "reserveTokens": self.get_compaction_reserve_tokens(),
                 "keepRecentTokens": self.get_compaction_keep_recent_tokens(),
+                "maxAutoCompactionsPerPrompt": _nested(
+                    self._settings, "compaction", "maxAutoCompactionsPerPrompt", 3
+                ),
             }
         )
 
@@ -598,10 +612,19 @@ class SettingsManager:
         self._save_global()
 
     def get_default_thinking_level(self) -> str | None:
-        return self._settings.get("defaultThinkingLevel")
+        """``defaultThinkingLevel`` (``None`` when unset); a value outside Pi's thinking levels
+        raises :class:`~pi_nb.errors.InvalidValueError` naming the setting."""
+        value = self._settings.get("defaultThinkingLevel")
+        if value is None:
+            return None
+        from pi_nb.providers.base import validate_thinking_level
+
+        return validate_thinking_level(value, "settings defaultThinkingLevel")
 
     def set_default_thinking_level(self, level: str) -> None:
-        self._set_global("defaultThinkingLevel", level)
+        from pi_nb.providers.base import validate_thinking_level
+
+        self._set_global("defaultThinkingLevel", validate_thinking_level(level, "defaultThinkingLevel"))
 
     def get_session_dir(self) -> str | None:
         value = self._settings.get("sessionDir")

@@ -360,7 +360,7 @@ def walk_checkpoints(conv: Conversation) -> list[dict[str, Any]]:
             ):
                 attempted = False
         elif kind == "turn_end":
-            nxt = after(i, ("compaction_start", "compaction_end"))
+            nxt = after(i, ("compaction_start", "compaction_end", "turn_notice"))
             if nxt is not None and nxt["type"] == "turn_start":  # the run goes on: prepareNextTurn
                 tokens = estimate_context_tokens(state).tokens
                 over = window > 0 and tokens > window - COMPACTION["reserveTokens"]

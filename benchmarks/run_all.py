@@ -8,8 +8,8 @@
 Each group runs in a fresh interpreter (so one group's memory does not inflate the next) and reuses
 the group's own script: ``truncation.py``, ``session.py``, ``compaction.py``, ``budget.py``,
 ``tree_widget.py``, ``turn_overhead.py``, ``read_memory.py`` (their docstrings say exactly what is
-timed). Pi runs in the same run, on the same input, in the oracle's node, timed inside node (no pipe or JSON transfer
-counted), whenever ``../shared/pi-oracle`` is installed.
+timed). Pi runs in the same run, on the same input, in the oracle's node, timed inside node (no
+pipe or JSON transfer counted), whenever ``../shared/pi-oracle`` is installed.
 
 Columns: the input, pi_nb's time (best of N, or the median where noted), pi_nb's peak memory (the
 kind is named: ``alloc`` = peak of Python allocations during one call (tracemalloc), ``RSS+`` =
@@ -461,6 +461,9 @@ def group_read(size_mb: float, pi: bool) -> list[dict[str, Any]]:
             ok,
             note,
         )
+    ]
+
+
 def group_huge_entry(size_mb: int, pi: bool) -> list[dict[str, Any]]:
     bh = load("huge_entry")
     r = bh.main(["--mb", str(size_mb)])

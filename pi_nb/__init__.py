@@ -362,6 +362,10 @@ from pi_nb.redaction import (
 from pi_nb.providers.openai_responses import (
     OpenAIResponsesProvider,
 )
+from pi_nb.undefined import (
+    NO_LEAF,
+    NoLeaf,
+)
 
 __version__ = "0.1.0"
 
@@ -453,7 +457,9 @@ __all__ = [  # noqa: RUF022  (plain sorted() order, checked by tests/test_public
     "ModelChangeEntry",
     "ModelCost",
     "ModelSpec",
+    "NO_LEAF",
     "NavigateTreeResult",
+    "NoLeaf",
     "NotebookError",
     "NothingToCompactError",
     "OfflineModel",

@@ -9,12 +9,14 @@ be done, and retrying the same call will not help without a change.
     PiNbError
     ├── SessionError                      session files and the entry tree
     │   ├── InvalidSessionFileError       not a pi session (Pi's text: "Session file is not a valid pi session: {path}")
+    │   │   └── SessionFileTypeError      a FIFO, directory, device or socket where a session file should be
     │   ├── SessionFileCorruptError       lines that could not be parsed (reported, never silently dropped)
     │   ├── EntryNotFoundError            "Entry {id} not found"
     │   ├── InvalidEntryError             an entry that is not an object, or a message entry without a message
     │   ├── EntryCycleError               a parentId chain that loops (Pi's walk never ends: RangeError)
     │   ├── InvalidSessionIdError         a custom session id that breaks Pi's rule
-    │   └── SessionLockedError            another process is appending to the same file
+    │   ├── SessionLockedError            another process is appending to the same file
+    │   └── SessionWriteError             writing the session file failed (disk full, permission); nothing half-written
     ├── TokenizerError                    a bundled tiktoken encoding is missing or fails its sha256 check
     ├── TruncationError                   bad arguments to truncate_head/tail/line, format_size, OutputAccumulator
     ├── InvalidMessageError               a message, content block or usage not shaped as Pi's types say
@@ -64,7 +66,9 @@ __all__ = [
     "ResourceError",
     "SessionError",
     "SessionFileCorruptError",
+    "SessionFileTypeError",
     "SessionLockedError",
+    "SessionWriteError",
     "SettingsFileError",
     "SummarizationError",
     "TokenizerError",
@@ -111,8 +115,14 @@ class EntryCycleError(SessionError, ValueError):
     """An entry's ``parentId`` chain loops back on itself (a self-parenting entry or a cycle).
 
     Pi's root walk (``buildSessionPath``) never terminates on such a tree and dies with
-    ``RangeError: Invalid array length``; pi_nb stops and names the entry instead.
+    ``RangeError: Invalid array length``; pi_nb stops and names the entry instead (and, when the
+    session came from a file, the file and the line numbers: ``path`` and ``lines``).
     """
+
+    def __init__(self, message: str, path: str | None = None, lines: tuple[int, ...] = ()) -> None:
+        super().__init__(message)
+        self.path = path
+        self.lines = tuple(lines)
 
 
 class InvalidSessionIdError(SessionError, ValueError):
@@ -121,6 +131,34 @@ class InvalidSessionIdError(SessionError, ValueError):
 
 class SessionLockedError(SessionError):
     """Another process holds the append lock of this session file."""
+
+
+class SessionFileTypeError(InvalidSessionFileError):
+    """The session path is not a regular file: a FIFO, a directory, a device or a socket (directly
+    or through a symlink). Refused before anything is read, so nothing blocks or fills memory, and
+    the special file is never replaced. ``path`` is the path given, ``kind`` what it is."""
+
+    def __init__(self, message: str, path: str = "", kind: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        self.kind = kind
+
+
+class SessionWriteError(SessionError, OSError):
+    """Writing to the session file failed (permission denied, disk full, file too large).
+
+    The entry that was being written is neither in the file (a partial line is cut back off) nor
+    in the session in memory, so the two still agree. ``path`` is the file; ``errno`` and
+    ``__cause__`` are the operating system's error.
+    """
+
+    def __init__(self, message: str, path: str = "", errno_: int | None = None) -> None:
+        OSError.__init__(self, message)
+        self.path = path
+        self.errno = errno_
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class TokenizerError(PiNbError):

@@ -194,11 +194,16 @@ def test_new_names_are_exported_at_the_top() -> None:
         "list_models",
         "find_model",
         "calculate_cost",
-        "apply_cost",
         "context_window_for",
         "session_cost",
+        "list_providers",
+        "usage_cost_breakdown",
+        "session_context_window",
     ):
+        assert name in pi_nb.__all__
         assert getattr(pi_nb, name) is getattr(pi_nb.providers, name)
+    # the hook the providers call stays in its subpackage (a curated top level)
+    assert "apply_cost" not in pi_nb.__all__
     assert issubclass(UnknownModelError, PiNbError) and issubclass(UnknownModelError, ValueError)
     assert issubclass(UnsupportedApiError, ProviderError)
     # %pi model turns ValueErrors into a usage message: every get_model error is one

@@ -191,3 +191,71 @@ def test_text_without_frontmatter_is_kept(text: str) -> None:
     fm, body = parse_frontmatter(text)
     expected = text[1:] if text.startswith("\ufeff") else text
     assert fm == {} and body == expected.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_SIMPLE_ALPHABET = "ab_-: .,;()/'#\"\n\t1xyzTrueFalsenul"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=_SIMPLE_ALPHABET, max_size=60))
+def test_simple_frontmatter_shortcut_agrees_with_the_full_parser(text: str) -> None:
+    from pi_nb.errors import FrontmatterError
+    from pi_nb.resources.frontmatter import _parse_simple, _parse_yaml
+
+    quick = _parse_simple(text)
+    if quick is None:
+        return
+    try:
+        full = _parse_yaml(text)
+    except FrontmatterError:  # pragma: no cover - the shortcut must never accept what fails
+        raise AssertionError(f"shortcut accepted text the parser refuses: {text!r}") from None
+    assert quick == full and list(quick) == list(full)
+
+
+def test_simple_frontmatter_shortcut_cases() -> None:
+    from pi_nb.resources.frontmatter import _parse_simple, _parse_yaml
+
+    for text in (
+        "name: my-skill\ndescription: Does X when the user asks about Y.",
+        "name: a\n\ndescription: it's (really) fine, ok; a/b",
+        "name: a\nlicense: MIT",
+        "a: yes\nb: on\nc: Infinity\nd: NaN",
+    ):
+        assert _parse_simple(text) == _parse_yaml(text), text
+    for text in (
+        "a: true",
+        "a: null",
+        "a: 1",
+        "a: x: y",
+        "a: b # c",
+        "a: 'q'",
+        "a: b\na: c",
+        "a:\n  - x",
+        "a: é",
+    ):
+        assert _parse_simple(text) is None, text
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,5}", fullmatch=True),
+            st.text(alphabet="aZ0 .,;()/_'-:#tTrueFalsNl", min_size=1, max_size=15),
+        ),
+        max_size=4,
+    )
+)
+def test_simple_frontmatter_shortcut_agrees_on_key_value_lines(pairs: list[tuple[str, str]]) -> None:
+    from pi_nb.errors import FrontmatterError
+    from pi_nb.resources.frontmatter import _parse_simple, _parse_yaml
+
+    text = "\n".join(f"{k}: {v}" for k, v in pairs)
+    quick = _parse_simple(text)
+    if quick is None:
+        return
+    try:
+        full = _parse_yaml(text)
+    except FrontmatterError:  # pragma: no cover
+        raise AssertionError(f"shortcut accepted text the parser refuses: {text!r}") from None
+    assert quick == full and list(quick) == list(full), text

@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from pi_nb.notebook.magics import COMMANDS, HELP, REFERENCE, PiMagics, _catalog_specs, help_markdown
+from pi_nb.notebook.magics import COMMANDS, HELP, REFERENCE, PiMagics, help_markdown
 from pi_nb.notebook.turn import TurnView
 from pi_nb.providers import ScriptedModel
 
@@ -243,16 +243,12 @@ def test_models_frame_says_whether_each_key_is_set_never_its_value(
 
 
 def test_models_lists_the_whole_catalog(shell: Any) -> None:
-    specs = _catalog_specs()
-    if specs is None:
-        pytest.skip(
-            "the catalog (pi_nb.providers.catalog / pi_nb.list_models) is not merged into this tree yet"
-        )
+    import pi_nb
+
+    specs = pi_nb.list_models()
     frame = shell.run_line_magic("pi", "models")
-    assert len(frame) == len(specs) and frame.attrs["source"] == "catalog"
-    assert frame.provider.nunique() == len(
-        {str(getattr(s, "provider", None) or s["provider"]) for s in specs}
-    )
+    assert len(frame) == len(specs) == 1336 and frame.attrs["source"] == "catalog"
+    assert frame.provider.nunique() == len(pi_nb.list_providers()) == 39
 
 
 # -- %pi follow ---------------------------------------------------------------------------------------

@@ -317,6 +317,14 @@ class _GrowsWhileRead:
     def fileno(self) -> int:
         return self._f.fileno()
 
+    def read(self, n: int = -1) -> bytes:
+        data = self._f.read(n)
+        if data and not data.endswith(b"\n") and self._rest:
+            with open(self._path, "ab") as w:
+                w.write(self._rest)
+            self._rest = b""
+        return data
+
     def __iter__(self) -> _GrowsWhileRead:
         return self
 
@@ -353,7 +361,7 @@ def test_a_load_during_an_append_sees_a_consistent_prefix(
     with open(path, "ab") as f:
         f.write(line[:200])  # the writer is half-way through this line
     rest = line[200:] + serialize_entry({**entry, "id": "cafebabe"})
-    monkeypatch.setattr(jsonl, "open", lambda p, mode="r": _GrowsWhileRead(p, rest), raising=False)
+    monkeypatch.setattr(jsonl, "open_session_for_read", lambda p: _GrowsWhileRead(p, rest))
     contents = read_session_file(path)
     monkeypatch.undo()
     assert [p.reason.split(",")[0] for p in contents.problems] == [

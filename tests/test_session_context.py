@@ -14,18 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_nb import (
+    NO_LEAF,
     EntryCycleError,
     InvalidEntryError,
     SessionContext,
     build_context_entries,
-    build_entry_index,
     build_session_context,
     convert_to_llm,
-    get_branch_entries,
     get_latest_compaction_entry,
     session_entry_to_context_messages,
 )
 from pi_nb._js import UNDEFINED, js_stringify
+from pi_nb.session.context import build_entry_index, get_branch_entries
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden"
@@ -41,8 +41,13 @@ def as_json(value: Any) -> Any:
     return json.loads(js_stringify(value))
 
 
+def pi_leaf(leaf: Any) -> Any:
+    """Pi's leafId in pi_nb's spelling: JS ``null`` is ``NO_LEAF`` (``None`` means "not given")."""
+    return NO_LEAF if leaf is None else leaf
+
+
 def leaf_kwargs(row: dict[str, Any]) -> dict[str, Any]:
-    return {} if row.get("absent") else {"leaf_id": row["leafId"]}
+    return {} if row.get("absent") else {"leaf_id": pi_leaf(row["leafId"])}
 
 
 TREE_FILES = sorted(p.name for p in GOLDEN.glob("session_trees_[0-9]*.json"))
@@ -124,7 +129,7 @@ FIXTURE_ENTRIES = [
 
 @pytest.mark.parametrize("case", FIXTURE["cases"], ids=[repr(c["leaf"]) for c in FIXTURE["cases"]])
 def test_fixture_session(case: dict[str, Any]) -> None:
-    kw = {} if case["leaf"] == ABSENT else {"leaf_id": case["leaf"]}
+    kw = {} if case["leaf"] == ABSENT else {"leaf_id": pi_leaf(case["leaf"])}
     sc = build_session_context(FIXTURE_ENTRIES, **kw)
     assert as_json(sc.to_dict()) == case["buildSessionContext"]["result"]
     assert as_json(build_context_entries(FIXTURE_ENTRIES, **kw)) == case["buildContextEntries"]["result"]
@@ -456,12 +461,12 @@ def test_orphan_parent_gives_only_the_orphan() -> None:
 
 def test_null_leaf_gives_empty_context_but_absent_leaf_the_last_entry() -> None:
     entries = [thinking("1", None, "high"), msg("2", "1", "hello")]
-    assert build_session_context(entries, None).to_dict() == {
+    assert build_session_context(entries, NO_LEAF).to_dict() == {
         "messages": [],
         "thinkingLevel": "off",
         "model": None,
     }
-    assert build_context_entries(entries, None) == []
+    assert build_context_entries(entries, NO_LEAF) == []
     assert texts(build_session_context(entries, UNDEFINED)) == ["hello"]
     assert build_session_context(entries).thinking_level == "high"
 
@@ -670,10 +675,20 @@ def test_random_trees_against_live_oracle() -> None:
             entries = gen.random_tree(rng, n)
             for leaf in [*(e["id"] for e in entries), ABSENT, None]:
                 args = {"entries": entries} | ({} if leaf == ABSENT else {"leafId": leaf})
-                kw = {} if leaf == ABSENT else {"leaf_id": leaf}
+                kw = {} if leaf == ABSENT else {"leaf_id": pi_leaf(leaf)}
                 expected = o.call("buildSessionContext", **args)
                 mine = build_session_context(entries, **kw)
                 assert as_json(mine.to_dict()) == expected
                 assert as_json(convert_to_llm(mine.messages)) == o.call(
                     "convertToLlm", messages=expected["messages"]
                 )
+
+
+def test_none_is_not_given_and_no_leaf_is_pis_null() -> None:
+    """No trap: ``None`` means the same as leaving the leaf out; Pi's ``null`` leaf is ``NO_LEAF``."""
+    entries = [msg("1", None, "hello"), asst("2", "1", "hi")]
+    assert build_session_context(entries, None) == build_session_context(entries)
+    assert texts(build_session_context(entries, None)) == ["hello", "hi"]
+    assert build_session_context(entries, NO_LEAF).messages == []
+    assert build_context_entries(entries, NO_LEAF) == []
+    assert build_context_entries(entries, None) == build_context_entries(entries)

@@ -20,7 +20,6 @@ from pi_nb import (
     LoadProblem,
     parse_session_entries,
     read_session_file,
-    read_session_header,
 )
 from pi_nb._js import js_stringify
 from pi_nb.errors import SessionError
@@ -28,6 +27,7 @@ from pi_nb.session.jsonl import (
     append_to_file,
     create_file_exclusive,
     ensure_trailing_newline,
+    read_session_header,
     rewrite_file_atomic,
     serialize_entry,
 )
@@ -240,3 +240,24 @@ def test_rewrite_keeps_numbered_backups(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path)) == ["s.jsonl", "s.jsonl.bak", "s.jsonl.bak.2"]
     empty = write(tmp_path / "empty.jsonl", "")
     assert rewrite_file_atomic(empty, b"h\n") is None  # nothing to keep
+
+
+def test_deep_nesting_is_refused_whichever_parser_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """orjson (the fast path) may accept nesting the json module refuses; the outcome must not
+    depend on it: deep lines always take the exact path."""
+    from pi_nb.session import jsonl
+
+    calls: list[int] = []
+
+    def fast(raw: bytes) -> Any:
+        calls.append(len(raw))
+        return json.loads(raw)
+
+    monkeypatch.setattr(jsonl, "_orjson_loads", fast)
+    deep = '{"type":"custom","id":"d","x":' + "[" * 5000 + "]" * 5000 + "}\n"
+    contents = read_session_file(write(tmp_path / "d.jsonl", lines(HEADER) + deep + lines(entry(2))))
+    assert [e["id"] for e in contents.entries] == ["sid", "e2"]
+    assert [p.line_number for p in contents.problems] == [2]
+    assert len(calls) == 2  # the header and entry 2 took the fast path, the deep line did not

@@ -492,3 +492,41 @@ def test_random_trees_against_live_oracle(tmp_path: Path) -> None:
 
                     fm, body = parse_frontmatter(text)
                     assert {"frontmatter": to_pi_json(fm), "body": body} == want_fm["result"]
+
+
+def test_skill_frontmatter_is_parsed_again_only_when_the_file_changes(tmp_path, monkeypatch):
+    """The parse is cached by file stat: a second load does not parse, any change does."""
+    import pi_nb.resources.skills as skills_mod
+
+    skills_mod.clear_frontmatter_cache()
+    calls: list[str] = []
+    real = skills_mod.parse_frontmatter
+
+    def counting(content: str):  # type: ignore[no-untyped-def]
+        calls.append(content)
+        return real(content)
+
+    monkeypatch.setattr(skills_mod, "parse_frontmatter", counting)
+    d = tmp_path / "s" / "alpha"
+    d.mkdir(parents=True)
+    f = d / "SKILL.md"
+    f.write_text("---\nname: alpha\ndescription: first\n---\nbody\n")
+    first = skills_mod.load_skills_from_dir(str(tmp_path / "s"), "user")
+    again = skills_mod.load_skills_from_dir(str(tmp_path / "s"), "user")
+    assert [s.description for s in first.skills] == [s.description for s in again.skills] == ["first"]
+    assert len(calls) == 1
+    f.write_text("---\nname: alpha\ndescription: second, longer\n---\nbody\n")
+    assert [s.description for s in skills_mod.load_skills_from_dir(str(tmp_path / "s"), "user").skills] == [
+        "second, longer"
+    ]
+    assert len(calls) == 2
+    # same size, new content: the modification time (ns) / ctime tell it apart
+    f.write_text("---\nname: alpha\ndescription: second, LONGER\n---\nbody\n")
+    assert [s.description for s in skills_mod.load_skills_from_dir(str(tmp_path / "s"), "user").skills] == [
+        "second, LONGER"
+    ]
+    # broken YAML is reported on every load, not only the first
+    f.write_text("---\nname: [unclosed\ndescription: x\n---\n")
+    for _ in range(2):
+        result = skills_mod.load_skills_from_dir(str(tmp_path / "s"), "user")
+        assert not result.skills and len(result.diagnostics) == 1

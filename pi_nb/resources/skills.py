@@ -462,6 +462,55 @@ def _create_skill_source_info(file_path: str, base_dir: str, source: str) -> Sou
     return create_synthetic_source_info(file_path, source=source, base_dir=base_dir)
 
 
+_FRONTMATTER_CACHE_SIZE = 4096
+# path -> (stat key, frontmatter or the FrontmatterError it raised); see _cached_frontmatter
+_frontmatter_cache: dict[str, tuple[tuple[int, ...], Any]] = {}
+
+
+def _stat_key(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_ctime_ns)
+
+
+def _cached_frontmatter(file_path: str) -> Any:
+    """The parsed frontmatter of ``file_path``, parsed again only when the file changed.
+
+    Skills are loaded again on every resource reload, and parsing YAML is most of that work. The
+    result is kept per path with the file's modification time (ns), size, inode, device and
+    status-change time: any write, replacement or ``touch`` changes one of them, so a changed file
+    is always read again. A file whose frontmatter failed to parse keeps failing (the same
+    :class:`~pi_nb.errors.FrontmatterError`) until it changes. The frontmatter is shared between
+    loads: callers only read it. At most 4,096 paths are kept (the oldest go first).
+    """
+    st = os.stat(file_path)
+    key = _stat_key(st)
+    hit = _frontmatter_cache.get(file_path)
+    if hit is not None and hit[0] == key:
+        if isinstance(hit[1], FrontmatterError):
+            raise FrontmatterError(*hit[1].args)  # a fresh error (no traceback kept growing)
+        return hit[1]
+    raw = read_text_js(file_path)
+    try:
+        after = _stat_key(os.stat(file_path))
+    except OSError:
+        after = ()
+    try:
+        result: Any = parse_frontmatter(raw)[0]
+    except FrontmatterError as exc:
+        result = exc
+    if after == key:  # not changed while it was read: safe to reuse for this stat
+        if len(_frontmatter_cache) >= _FRONTMATTER_CACHE_SIZE:
+            _frontmatter_cache.pop(next(iter(_frontmatter_cache)))
+        _frontmatter_cache[file_path] = (key, result)
+    if isinstance(result, FrontmatterError):
+        raise result
+    return result
+
+
+def clear_frontmatter_cache() -> None:
+    """Forget every cached skill frontmatter (the next load parses each file again)."""
+    _frontmatter_cache.clear()
+
+
 def load_skill_from_file(
     file_path: str, source: str = "path"
 ) -> tuple[Skill | None, list[ResourceDiagnostic]]:
@@ -475,12 +524,10 @@ def load_skill_from_file(
     diagnostics: list[ResourceDiagnostic] = []
     is_declared_skill = os.path.basename(file_path) == "SKILL.md"
     try:
-        raw = read_text_js(file_path)
+        frontmatter = _cached_frontmatter(file_path)
     except OSError as exc:
         diagnostics.append(ResourceDiagnostic("warning", _node_fs_message(exc, file_path), file_path))
         return None, diagnostics
-    try:
-        frontmatter, _body = parse_frontmatter(raw)
     except FrontmatterError as exc:
         if is_declared_skill:
             diagnostics.append(

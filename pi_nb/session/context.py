@@ -9,7 +9,7 @@ What the projection does, in Pi's words and with its surprises:
 
 * The path is found by walking ``parentId`` links from the leaf to a root. The walk stops at a
   ``null``/empty parent *or at a parent id that is not in the session* (an orphan starts its own
-  path). ``leaf_id=None`` (JS ``null``) means "before the first entry": an empty context. An
+  path). ``leaf_id=NO_LEAF`` (JS ``null``) means "before the first entry": an empty context. An
   omitted, empty or unknown ``leaf_id`` falls back to the *last entry of the list*, not to an error.
 * Thinking level and model come from the whole path, including entries a compaction removed from
   the messages: the last ``thinking_level_change`` (default ``"off"``), and the last
@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import eq
 from typing import Any, cast
 
 from pi_nb._js import UNDEFINED, Undefined
@@ -38,6 +40,7 @@ from pi_nb.messages import (
     create_custom_message,
 )
 from pi_nb.session.types import CompactionEntry, SessionEntry
+from pi_nb.undefined import NoLeaf
 
 __all__ = [
     "SessionContext",
@@ -107,27 +110,65 @@ def _lookup(index: EntryIndex, key: Any) -> Mapping[str, Any] | None:
 
 
 def _walk_to_root(leaf: Mapping[str, Any], index: EntryIndex) -> list[Mapping[str, Any]]:
+    try:
+        return _walk_plain(leaf, index)
+    except (TypeError, AttributeError):  # an unhashable parentId, an entry that is not a mapping
+        return _walk_checked(leaf, index)
+
+
+def _walk_plain(leaf: Mapping[str, Any], index: EntryIndex) -> list[Mapping[str, Any]]:
+    """The walk for well-formed entries, with as little per step as possible. ``not parent_id``
+    stops exactly where JavaScript's falsy test stops, or where the lookup would find nothing
+    anyway (``[]``/``{}`` are truthy in JavaScript but can never be a key of the index)."""
     path: list[Mapping[str, Any]] = []
     append = path.append
     get = index.get
-    # without a loop, a path holds at most every indexed entry plus the leaf
-    steps_left = len(index) + 1
-    current: Mapping[str, Any] | None = leaf
-    while current is not None:
+    current: Any = leaf
+    for _ in range(len(index) + 1):
         append(current)
-        steps_left -= 1
-        if steps_left < 0:
-            raise EntryCycleError(
-                f"Entry {leaf.get('id')} has a parentId chain that loops "
-                f"(Pi's buildSessionPath never ends on it: RangeError: Invalid array length)"
-            )
         parent_id = current.get("parentId")
+        if not parent_id:
+            break
+        current = get(parent_id)
+        if current is None:
+            break
+        if type(current) is not dict and not isinstance(current, Mapping):
+            raise TypeError("not a mapping")  # the checked walk raises the real error
+    else:
+        raise EntryCycleError(
+            f"Entry {leaf.get('id')} has a parentId chain that loops "
+            f"(Pi's buildSessionPath never ends on it: RangeError: Invalid array length)"
+        )
+    path.reverse()
+    return path
+
+
+def _walk_checked(leaf: Mapping[str, Any], index: EntryIndex) -> list[Mapping[str, Any]]:
+    path: list[Mapping[str, Any]] = []
+    append = path.append
+    get = index.get
+    current: Mapping[str, Any] | None = leaf
+    # without a loop, a path holds at most every indexed entry plus the leaf
+    for _ in range(len(index) + 1):
+        append(current)  # type: ignore[arg-type]
+        parent_id = current.get("parentId")  # type: ignore[union-attr]
         if type(parent_id) is str:  # the common case, kept fast: "" is falsy, the walk stops
-            current = get(parent_id) if parent_id else None
-            if current is not None and type(current) is not dict:
+            if not parent_id:
+                break
+            current = get(parent_id)
+            if current is None:
+                break
+            if type(current) is not dict:
                 _check_entry(current)
         else:
             current = _lookup(index, parent_id) if _truthy(parent_id) else None
+            if current is None:
+                break
+    else:
+        raise EntryCycleError(
+            f"Entry {leaf.get('id')} has a parentId chain that loops "
+            f"(Pi's buildSessionPath never ends on it: RangeError: Invalid array length)"
+        )
     path.reverse()
     return path
 
@@ -244,54 +285,137 @@ def _strict_eq(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _context_entries_from_path(path: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    compaction: Mapping[str, Any] | None = None
-    for entry in path:
-        if entry.get("type") == "compaction":
-            compaction = entry
-    if compaction is None:
+def _first_index_of(
+    path: list[Mapping[str, Any]], stop: int, wanted: Any, ids: list[Any] | None = None
+) -> int:
+    """The first ``i < stop`` with ``path[i].id === wanted`` (JavaScript's strict equality), or -1.
+
+    ``ids`` (the ``id`` of every path entry, for plain dicts) lets the search run in C:
+    ``list.index`` compares a str only equal to a str, which is ``===`` for strings."""
+    if type(wanted) is str and ids is not None:
+        try:
+            return ids.index(wanted, 0, stop)
+        except ValueError:
+            return -1
+    return next((i for i in range(stop) if _strict_eq(path[i].get("id", UNDEFINED), wanted)), -1)
+
+
+def _plain(path: Sequence[Mapping[str, Any]]) -> bool:
+    """Every entry is a plain dict (so ``dict.get`` can be mapped over the list in C)."""
+    return not path or set(map(type, path)) == {dict}
+
+
+def _context_entries_from_path(
+    path: list[Mapping[str, Any]], plain: bool | None = None
+) -> list[Mapping[str, Any]]:
+    last = -1
+    for i in range(len(path) - 1, -1, -1):
+        if path[i].get("type") == "compaction":
+            last = i
+            break
+    if last < 0:
         return path
+    compaction = path[last]
     # Pi looks the compaction up again by id (findIndex); the first path entry with that id.
     comp_id = compaction.get("id", UNDEFINED)
-    compaction_idx = next((i for i, e in enumerate(path) if _strict_eq(e.get("id", UNDEFINED), comp_id)), -1)
+    dicts = cast(list[dict[str, Any]], path)
+    if plain is None:
+        plain = _plain(path)
+    ids = list(map(dict.get, dicts[: last + 1], repeat("id"))) if plain else None
+    compaction_idx = _first_index_of(path, last + 1, comp_id, ids)
     if compaction_idx < 0:
         return path
     first_kept = compaction.get("firstKeptEntryId", UNDEFINED)
     out: list[Mapping[str, Any]] = [compaction]
-    for i in range(compaction_idx):
-        if _strict_eq(path[i].get("id", UNDEFINED), first_kept):
-            out.extend(path[i:compaction_idx])
-            break
+    kept = _first_index_of(path, compaction_idx, first_kept, ids)
+    if kept >= 0:
+        out.extend(path[kept:compaction_idx])
     out.extend(path[compaction_idx + 1 :])
     return out
 
 
+def _pi_leaf(leaf_id: object) -> Any:
+    """A public ``leaf_id`` in the internal spelling: ``None``/omitted -> JS ``undefined``,
+    :data:`~pi_nb.undefined.NO_LEAF` -> JS ``null`` (``None`` inside this module)."""
+    if leaf_id is None:
+        return UNDEFINED
+    if isinstance(leaf_id, NoLeaf):
+        return None
+    return leaf_id
+
+
 def build_context_entries(
     entries: Sequence[Mapping[str, Any]],
-    leaf_id: str | Undefined | None = UNDEFINED,
+    leaf_id: str | Undefined | NoLeaf | None = None,
     by_id: EntryIndex | None = None,
 ) -> list[SessionEntry]:
     """``buildContextEntries(entries, leafId?)``: the entries whose messages form the context.
+
+    ``leaf_id`` as in :func:`build_session_context` (``None`` or omitted: the last entry;
+    :data:`~pi_nb.NO_LEAF`: Pi's ``null``, nothing).
 
     No compaction on the path -> the whole root -> leaf path. Otherwise, with ``C`` the latest
     compaction on the path: ``[C]``, then the path entries before ``C`` from the one whose id is
     ``C.firstKeptEntryId`` on (none if it is not there), then every entry after ``C``. The entries
     are the input objects themselves.
     """
-    path = _build_session_path(entries, leaf_id, by_id)
+    path = _build_session_path(entries, _pi_leaf(leaf_id), by_id)
     return cast(list[SessionEntry], _context_entries_from_path(path))
 
 
-def _context_settings(path: list[Mapping[str, Any]]) -> tuple[Any, dict[str, Any] | None]:
+def _last_index(items: list[Any], value: str) -> int:
+    try:
+        return len(items) - 1 - items[::-1].index(value)
+    except ValueError:
+        return -1
+
+
+def _context_settings(
+    path: list[Mapping[str, Any]], plain: bool | None = None
+) -> tuple[Any, dict[str, Any] | None]:
+    """Thinking level and model of a path: the last ``thinking_level_change``, and the last of
+    ``model_change`` / assistant message. For plain dicts the scan runs in C (types mapped out
+    once, the last of each found by index); anything unusual takes the entry-by-entry loop, which
+    raises where Pi throws."""
+    if not path or not (_plain(path) if plain is None else plain):
+        return _context_settings_loop(path)
+    dicts = cast(list[dict[str, Any]], path)
+    types = list(map(dict.get, dicts, repeat("type")))
+    is_message = list(map(eq, types, repeat("message")))
+    messages: list[dict[str, Any]] = list(map(dict.get, compress(dicts, is_message), repeat("message")))  # type: ignore[arg-type]
+    if messages and set(map(type, messages)) != {dict}:
+        return _context_settings_loop(path)  # a message entry without a message object: raises
+    thinking_at = _last_index(types, "thinking_level_change")
+    thinking_level: Any = path[thinking_at].get("thinkingLevel", UNDEFINED) if thinking_at >= 0 else "off"
+    model_change_at = _last_index(types, "model_change")
+    assistant: dict[str, Any] | None = None
+    assistant_at = -1
+    if messages:
+        for k in range(len(messages) - 1, -1, -1):
+            if messages[k].get("role") == "assistant":
+                assistant = messages[k]
+                # its place on the path: the (k+1)-th message entry
+                positions = list(compress(range(len(path)), is_message))
+                assistant_at = positions[k]
+                break
+    if assistant is not None and assistant_at > model_change_at:
+        model: dict[str, Any] = {}
+        if "provider" in assistant:
+            model["provider"] = assistant["provider"]
+        if "model" in assistant:
+            model["modelId"] = assistant["model"]
+        return thinking_level, model
+    if model_change_at >= 0:
+        return thinking_level, _pick(path[model_change_at], "provider", "modelId")
+    return thinking_level, None
+
+
+def _context_settings_loop(path: list[Mapping[str, Any]]) -> tuple[Any, dict[str, Any] | None]:
     thinking_level: Any = "off"
     model: dict[str, Any] | None = None
     for entry in path:
         etype = entry.get("type")
-        if etype == "thinking_level_change":
-            thinking_level = entry.get("thinkingLevel", UNDEFINED)
-        elif etype == "model_change":
-            model = _pick(entry, "provider", "modelId")
-        elif etype == "message":
+        if etype == "message":  # most entries: tested first
             message = entry.get("message")
             if type(message) is not dict and not isinstance(message, Mapping):
                 raise InvalidEntryError(
@@ -303,6 +427,10 @@ def _context_settings(path: list[Mapping[str, Any]]) -> tuple[Any, dict[str, Any
                     model["provider"] = message["provider"]
                 if "model" in message:
                     model["modelId"] = message["model"]
+        elif etype == "thinking_level_change":
+            thinking_level = entry.get("thinkingLevel", UNDEFINED)
+        elif etype == "model_change":
+            model = _pick(entry, "provider", "modelId")
     return thinking_level, model
 
 
@@ -312,20 +440,31 @@ def _pick(src: Mapping[str, Any], *keys: str) -> dict[str, Any]:
 
 def build_session_context(
     entries: Sequence[Mapping[str, Any]],
-    leaf_id: str | Undefined | None = UNDEFINED,
+    leaf_id: str | Undefined | NoLeaf | None = None,
     by_id: EntryIndex | None = None,
 ) -> SessionContext:
     """``buildSessionContext(entries, leafId?)``: messages, thinking level and model for a leaf.
 
-    ``leaf_id`` omitted (JS ``undefined``), empty or unknown -> the last entry of ``entries``;
-    ``None`` (JS ``null``) -> an empty context. See the module docstring for the rules.
-    O(len(entries)); pass ``by_id`` (from :func:`build_entry_index`) to skip re-indexing.
+    ``leaf_id`` omitted or ``None`` (JS ``undefined``), empty or unknown -> the last entry of
+    ``entries``; :data:`~pi_nb.NO_LEAF` (JS ``null``, "before the first entry") -> an empty context.
+    See the module docstring for the rules. O(len(entries)); pass ``by_id`` (from
+    ``build_entry_index``) to skip re-indexing.
     """
-    path = _build_session_path(entries, leaf_id, by_id)
-    thinking_level, model = _context_settings(path)
+    return context_from_path(_build_session_path(entries, _pi_leaf(leaf_id), by_id))
+
+
+def context_from_path(path: Sequence[Mapping[str, Any]], plain: bool | None = None) -> SessionContext:
+    """The :class:`SessionContext` of an already walked root -> leaf ``path`` (what
+    :func:`build_session_context` does after the walk; a caller that keeps the path of its leaf
+    across appends, like :class:`~pi_nb.session.manager.SessionManager`, skips the walk).
+    ``plain``: the caller knows every entry is a plain ``dict`` (``None``: checked here)."""
+    path = path if isinstance(path, list) else list(path)
+    if plain is None:
+        plain = _plain(path)
+    thinking_level, model = _context_settings(path, plain)
     messages: list[Any] = []
     append = messages.append
-    for entry in _context_entries_from_path(path):
+    for entry in _context_entries_from_path(path, plain):
         if entry.get("type") == "message":
             message = entry.get("message")
             if type(message) is dict and message.get("content") is not None:

@@ -41,11 +41,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import gc
+import importlib
 import json
 import os
 import shutil
+import stat
 import time
 import uuid
+import warnings
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,12 +58,22 @@ from pi_nb._js import JS_WHITESPACE as _JS_WS
 from pi_nb._js import js_stringify, js_utf8_encode
 from pi_nb._js import js_trim as _js_trim
 from pi_nb._js import js_truthy as _js_truthy
-from pi_nb.errors import SessionError, SessionLockedError
+from pi_nb.errors import SessionError, SessionFileTypeError, SessionLockedError
 
 try:  # POSIX
     import fcntl as _fcntl
 except ImportError:  # pragma: no cover - Windows
     _fcntl = None  # type: ignore[assignment]
+
+# The fast path of reading: orjson parses a line about 3x faster than the json module. Where it
+# refuses a line (a lone surrogate escape, a number beyond double range, bytes that are not UTF-8,
+# anything malformed) the line goes through the exact JSON.parse emulation below, so what a file
+# loads to does not depend on whether orjson is installed (see read_session_file).
+_orjson_loads: Callable[[bytes], Any] | None
+try:
+    _orjson_loads = importlib.import_module("orjson").loads
+except ImportError:  # pragma: no cover - exercised where orjson is missing
+    _orjson_loads = None
 
 __all__ = [
     "LoadProblem",
@@ -179,6 +193,13 @@ class SessionFileContents:
     ends_with_newline: bool = True
     """False when the last byte is not ``\\n`` (Pi then appends one on open)."""
     line_count: int = 0
+    line_numbers: array[int] | None = None
+    """The 1-based line of each entry of ``entries``; ``None`` when entry ``i`` is on line ``i + 1``
+    (no line was skipped). Use :meth:`line_of`."""
+
+    def line_of(self, index: int) -> int:
+        """The file line of ``entries[index]`` (1-based)."""
+        return index + 1 if self.line_numbers is None else self.line_numbers[index]
 
 
 def _decode_line(raw: bytes) -> str:
@@ -192,132 +213,308 @@ def _problem(line_number: int, reason: str, text: str) -> LoadProblem:
     return LoadProblem(line_number, reason, text[:_RAW_PREFIX_CHARS])
 
 
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"  # pragma: no cover - doors, whiteouts
+
+
+def check_regular_file(path: str, st: os.stat_result | None = None) -> None:
+    """Raise :class:`~pi_nb.errors.SessionFileTypeError` unless ``path`` (followed through
+    symlinks) is a regular file. Missing paths pass (callers treat them as new sessions)."""
+    if st is None:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return
+    if not stat.S_ISREG(st.st_mode):
+        kind = _kind(st.st_mode)
+        via = ""
+        if os.path.islink(path):
+            via = f" (a symlink to {os.path.realpath(path)})"
+        raise SessionFileTypeError(
+            f"Session path is {kind}, not a regular file: {path}{via}; refusing to read or replace it",
+            path,
+            kind,
+        )
+
+
+def open_session_for_read(path: str) -> Any:
+    """Open a session file for reading in binary mode, refusing anything that is not a regular file.
+
+    The type is checked before opening (a socket cannot be opened, a FIFO would block) and again on
+    the open descriptor (the path may have been swapped in between). ``O_NONBLOCK`` keeps the open
+    itself from waiting for a FIFO's writer. Raises FileNotFoundError for a missing path.
+    """
+    check_regular_file(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket (or a FIFO with O_WRONLY): not a file
+            raise SessionFileTypeError(
+                f"Session path is a socket, not a regular file: {path}", path, "a socket"
+            ) from None
+        raise
+    try:
+        check_regular_file(path, os.fstat(fd))
+        if _fcntl is not None:
+            _fcntl.fcntl(fd, _fcntl.F_SETFL, _fcntl.fcntl(fd, _fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
 def read_session_file(path: str | os.PathLike[str]) -> SessionFileContents:
     """Read a session file without changing it: entries, problems, validity, trailing newline.
 
     Problems reported: a line that is not JSON (``invalid JSON: ...``), a torn last line (no
     newline and not JSON), a line that is JSON but not an object (Pi would keep some of those and
-    trip over them later), and the first value of a file that is not a session.
+    trip over them later), and the first value of a file that is not a session. A path that is
+    not a regular file (a FIFO, a directory, a device, directly or through a symlink) raises
+    :class:`~pi_nb.errors.SessionFileTypeError` before anything is read.
 
-    Speed: lines are read one at a time (no second copy of the file in memory) and parsed by the C
-    scanner of :mod:`json`; the cyclic garbage collector is paused while the entries are built
-    (parsed JSON has no reference cycles, and a collection pass over a growing heap of dicts would
-    otherwise take half the time).
+    Speed: lines are read one at a time (no second copy of the file in memory). Each line that
+    starts with ``{`` is parsed by orjson when it is installed, else by the C scanner of
+    :mod:`json`; a line the fast parser refuses is parsed again by the exact ``JSON.parse``
+    emulation, which decides (lone surrogates are kept, numbers beyond double range become
+    infinities, invalid UTF-8 becomes U+FFFD, NaN is refused). Both parsers agree with JavaScript on
+    duplicate keys (the last value wins, at the first key's place). The one representational
+    difference is harmless: orjson gives an integer beyond 64 bits as a float where :mod:`json`
+    gives an ``int``; JavaScript holds both as the same double, and pi_nb writes them the same.
+    The cyclic garbage collector is paused while the entries are built (parsed JSON has no
+    reference cycles, and a collection pass over a growing heap of dicts would otherwise take
+    half the time).
     """
     p = os.fspath(path)
     try:
-        f = open(p, "rb")
+        f = open_session_for_read(p)
     except FileNotFoundError:
         return SessionFileContents(p, False, 0, False, [])
     entries: list[dict[str, Any]] = []
+    append = entries.append
     problems: list[LoadProblem] = []
+    line_numbers: array[int] | None = None
     header_seen = False
     valid = True
-    size = 0
     n = 0
-    last_raw = b""
     scan = _SCAN_ONCE
+    fast = _orjson_loads
     with gc_paused(), f:
         # Read what the file held when it was opened, no more: a line another process appends
         # meanwhile is then either whole or the torn last line, never split in two by a read
         # that met the end of the file in the middle of it.
-        lines = _lines_upto(f, os.fstat(f.fileno()).st_size)
-        for raw in lines:
-            n += 1
-            size += len(raw)
-            last_raw = raw
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                text = raw.decode("utf-8", "replace")
-            # fast path: one object, then nothing but the newline
-            if text[:1] == "{":
-                try:
-                    value, end = scan(text, 0)
-                except (StopIteration, ValueError, RecursionError):
-                    pass
-                else:
-                    if end == len(text) or not text[end:].strip(_JSON_WS):
+        reader = _LineReader(f, os.fstat(f.fileno()).st_size)
+        for block in reader:
+            for raw in block:  # one line, without its "\n"
+                n += 1
+                value: Any
+                if fast is not None and raw[:1] == b"{" and (len(raw) < _DEEP or _shallow(raw)):
+                    try:
+                        value = fast(raw)
+                    except ValueError:  # orjson.JSONDecodeError: take the exact path below
+                        pass
+                    else:
                         if header_seen and type(value) is dict:
-                            entries.append(value)
+                            append(value)
+                            if line_numbers is not None:
+                                line_numbers.append(n)
                             continue
-                        outcome = _first_value(value, n, text, entries, problems, header_seen)
+                        outcome = _first_value(value, n, raw.decode("utf-8"), entries, problems, header_seen)
                         if outcome is None:
+                            line_numbers = _skipped(line_numbers, entries)
                             continue
                         header_seen = True
                         if not outcome:
                             valid = False
                             break
                         continue
-            # slow path: exactly JSON.parse's rules, with the error text
-            body = text[:-1] if text.endswith("\n") else text
-            if _js_blank(body):
-                continue
-            try:
-                value = _json_parse(body)
-            except (ValueError, RecursionError) as exc:
-                reason = f"invalid JSON: {exc}"
-                if not raw.endswith(b"\n"):
-                    reason = f"torn last line (no newline at end of file), {reason}"
-                problems.append(_problem(n, reason, body))
-                continue
-            if header_seen:
-                if type(value) is dict:
-                    entries.append(value)
-                else:
-                    problems.append(_problem(n, "not a JSON object (skipped)", body))
-                continue
-            outcome = _first_value(value, n, body, entries, problems, header_seen)
-            if outcome is None:
-                continue
-            header_seen = True
-            if not outcome:
-                valid = False
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = raw.decode("utf-8", "replace")
+                # fast path without orjson: one object, then nothing but JSON whitespace
+                if fast is None and text[:1] == "{":
+                    try:
+                        value, end = scan(text, 0)
+                    except (StopIteration, ValueError, RecursionError):
+                        pass
+                    else:
+                        if end == len(text) or not text[end:].strip(_JSON_WS):
+                            if header_seen and type(value) is dict:
+                                append(value)
+                                if line_numbers is not None:
+                                    line_numbers.append(n)
+                                continue
+                            outcome = _first_value(value, n, text, entries, problems, header_seen)
+                            if outcome is None:
+                                line_numbers = _skipped(line_numbers, entries)
+                                continue
+                            header_seen = True
+                            if not outcome:
+                                valid = False
+                                break
+                            continue
+                # slow path: exactly JSON.parse's rules, with the error text
+                line_numbers = _skipped(line_numbers, entries)
+                if _js_blank(text):
+                    continue
+                try:
+                    value = _json_parse(text)
+                except (ValueError, RecursionError) as exc:
+                    reason = f"invalid JSON: {exc}"
+                    if reader.torn and n == reader.lines:
+                        reason = f"torn last line (no newline at end of file), {reason}"
+                    problems.append(_problem(n, reason, text))
+                    continue
+                if header_seen:
+                    if type(value) is dict:
+                        append(value)
+                        line_numbers.append(n)
+                    else:
+                        problems.append(_problem(n, "not a JSON object (skipped)", text))
+                    continue
+                outcome = _first_value(value, n, text, entries, problems, header_seen)
+                if outcome is None:
+                    continue
+                header_seen = True
+                if not outcome:
+                    valid = False
+                    break
+                line_numbers.append(n)
+            if not valid:
                 break
         if not valid:
-            # count the rest of the file so `size` and `line_count` stay true
-            for raw in lines:
-                n += 1
-                size += len(raw)
-                last_raw = raw
+            reader.drain()  # count the rest of the file so `size` and `line_count` stay true
     if not header_seen:
         valid = False
-    ends_with_newline = size == 0 or last_raw.endswith(b"\n")
+    if (
+        line_numbers is not None
+        and len(line_numbers) == len(entries)
+        and all(line == i for i, line in enumerate(line_numbers, 1))
+    ):
+        line_numbers = None  # the slow path parsed a line but skipped none: lines are positions
     return SessionFileContents(
         path=p,
         exists=True,
-        size=size,
+        size=reader.size,
         valid=valid,
         entries=entries if valid else [],
         problems=tuple(problems),
-        ends_with_newline=ends_with_newline,
-        line_count=n,
+        ends_with_newline=not reader.torn,
+        line_count=reader.lines,
+        line_numbers=line_numbers if valid else None,
     )
 
 
-def _lines_upto(f: Any, limit: int) -> Iterator[bytes]:
-    """The lines of binary file ``f`` within its first ``limit`` bytes (the last one possibly cut)."""
-    read = 0
-    for raw in f:
-        if read + len(raw) > limit:
-            if limit > read:
-                yield raw[: limit - read]
-            return
-        read += len(raw)
-        yield raw
+_READ_BLOCK = 1 << 20  # Pi reads session files in 1 MiB blocks too
+
+
+class _LineReader:
+    """The lines of binary file ``f`` within its first ``limit`` bytes, as lists (one list per
+    1 MiB block read, each line without its ``\\n``; a line longer than a block is gathered
+    from its pieces without copying them more than once). The last line, when the bytes end
+    without a newline, comes last in its own list: :attr:`torn` is then true.
+
+    After iteration: :attr:`size` (bytes read), :attr:`lines` (lines seen, the torn one
+    included), :attr:`torn`.
+    """
+
+    def __init__(self, f: Any, limit: int) -> None:
+        self._f = f
+        self._left = limit
+        self.size = 0
+        self.lines = 0
+        self.torn = False
+        self._blocks = self._read_blocks()
+
+    def __iter__(self) -> Iterator[list[bytes]]:
+        return self._blocks
+
+    def _read_blocks(self) -> Iterator[list[bytes]]:
+        pieces: list[bytes] = []
+        read = self._f.read
+        while self._left > 0:
+            block = read(min(_READ_BLOCK, self._left))
+            if not block:
+                break
+            self._left -= len(block)
+            self.size += len(block)
+            if b"\n" not in block:
+                pieces.append(block)
+                continue
+            parts = block.split(b"\n")
+            if pieces:
+                pieces.append(parts[0])
+                parts[0] = b"".join(pieces)
+                pieces = []
+            tail = parts.pop()
+            if tail:
+                pieces.append(tail)
+            self.lines += len(parts)
+            yield parts
+        if pieces:
+            self.lines += 1
+            self.torn = True
+            yield [b"".join(pieces)]
+
+    def drain(self) -> None:
+        for _ in self._blocks:
+            pass
+
+
+# Nesting deeper than Python's recursion limit makes the json module refuse a line (reported as
+# invalid) where orjson may accept it; a line that might be that deep (more opening brackets than
+# the limit leaves room for) skips orjson, so the outcome never depends on which parser ran. Such
+# a line needs at least _DEEP bytes, so shorter lines are not even counted.
+_MAX_FAST_OPENERS = 800
+_DEEP = 2 * _MAX_FAST_OPENERS
+
+
+def _shallow(raw: bytes) -> bool:
+    return raw.count(b"[") + raw.count(b"{") <= _MAX_FAST_OPENERS
+
+
+def _skipped(line_numbers: array[int] | None, entries: list[dict[str, Any]]) -> array[int]:
+    """A line was not kept: from now on entries need their line numbers recorded."""
+    if line_numbers is None:
+        return array("I", range(1, len(entries) + 1))
+    return line_numbers
 
 
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many acyclic objects (parsed JSON, context
     messages, tree nodes): its passes over a large, growing heap would otherwise cost as much as
-    the work itself. Restores the previous state; nothing cyclic is created meanwhile."""
+    the work itself. Restores the previous state; nothing cyclic is created meanwhile.
+
+    On the way out, what was allocated meanwhile is moved to the oldest generation in one step
+    (``gc.freeze()`` + ``gc.unfreeze()``, two list splices): otherwise the first allocation after
+    the pause would run a young-generation pass over every object just built (a million dicts and
+    lists for a 100,000-entry session: a third of the load time). Those objects are long-lived
+    anyway; nothing is kept from being collected (unfreeze returns everything to the collector).
+    Skipped when the program froze objects itself (``gc.get_freeze_count()`` is not 0), so its
+    frozen objects stay frozen."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -360,7 +557,7 @@ def read_session_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     1 MiB raises ``ValueError`` (Pi's ``SessionHeaderScanLimitError``).
     """
     p = os.fspath(path)
-    with open(p, "rb") as f:
+    with open_session_for_read(p) as f:
         data = f.read(_HEADER_SCAN_LIMIT)
         at_eof = len(data) < _HEADER_SCAN_LIMIT or f.read(1) == b""
     lines = data.split(b"\n")
@@ -391,11 +588,27 @@ def _header_candidate(line: str) -> object:
 
 
 def read_session_header_quiet(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """:func:`read_session_header`, but ``None`` for unreadable or oversized files (discovery)."""
+    """:func:`read_session_header`, but ``None`` for unreadable or oversized files (discovery).
+
+    A path that is not a regular file (a FIFO, directory or device named ``*.jsonl``) is skipped
+    with a :class:`~pi_nb.session.jsonl.SessionFileWarning` naming it, never read."""
     try:
         return read_session_header(path)
+    except SessionFileTypeError as exc:
+        warn_skipped(str(exc))
+        return None
     except (OSError, ValueError):
         return None
+
+
+class SessionFileWarning(UserWarning):
+    """Listing sessions skipped a ``*.jsonl`` path that is not a regular file (a FIFO, a
+    directory, a device, a socket, or a symlink to one); the message names the path."""
+
+
+def warn_skipped(message: str) -> None:
+    """Warn that a listing skipped a session path (:class:`SessionFileWarning`)."""
+    warnings.warn(f"skipped: {message}", SessionFileWarning, stacklevel=3)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -494,14 +707,22 @@ def rewrite_file_atomic(path: str | os.PathLike[str], data: bytes, *, backup: bo
     """Replace the content of ``path`` with ``data`` atomically; return the backup's path.
 
     With ``backup`` (and a non-empty original) the original is kept as ``<path>.bak`` (or
-    ``.bak.N``): a hard link to the old inode when possible, else a copy. The session lock is held
-    during the swap, so a pi_nb process appending at the same moment waits and then appends to the
-    new file (appenders re-check the inode after locking).
+    ``.bak.N``): a hard link to the old inode when possible, else a copy; either way a regular
+    file holding the original bytes. The session lock is held during the swap, so a pi_nb process
+    appending at the same moment waits and then appends to the new file (appenders re-check the
+    inode after locking).
+
+    A symlinked session file stays a symlink: the new content replaces the link's *target* (the
+    temporary file is made beside the target), the ``.bak`` goes beside the link. A path that is
+    not a regular file (a FIFO, a device) raises :class:`~pi_nb.errors.SessionFileTypeError` and is
+    left alone.
     """
     p = os.fspath(path)
+    target = os.path.realpath(p) if os.path.islink(p) else p
+    check_regular_file(p)
     backup_path: str | None = None
     try:
-        fd = os.open(p, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(target, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         fd = -1
     try:
@@ -509,17 +730,18 @@ def rewrite_file_atomic(path: str | os.PathLike[str], data: bytes, *, backup: bo
             if backup and fd >= 0 and os.fstat(fd).st_size > 0:
                 backup_path = _backup_name(p)
                 try:
-                    os.link(p, backup_path)
+                    os.link(target, backup_path)
                 except OSError:
-                    shutil.copy2(p, backup_path)
-            tmp = _write_temp(p, data)
+                    shutil.copyfile(target, backup_path)
+                    shutil.copystat(target, backup_path)
+            tmp = _write_temp(target, data)
             try:
-                os.replace(tmp, p)
+                os.replace(tmp, target)
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
                 raise
-            _fsync_dir(os.path.dirname(p) or ".")
+            _fsync_dir(os.path.dirname(target) or ".")
     finally:
         if fd >= 0:
             os.close(fd)
@@ -597,8 +819,10 @@ def append_to_file(
     p = os.fspath(path)
     flags = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
+        check_regular_file(p)
         fd = os.open(p, flags)
         try:
+            check_regular_file(p, os.fstat(fd))
             with _locked(fd, p, lock_timeout):
                 if not _same_file(fd, p):
                     continue  # replaced (rewritten) while we waited: append to the new file

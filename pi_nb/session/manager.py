@@ -35,30 +35,38 @@ where Pi's type allows any value (``details``, ``data``); where Pi's type has no
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import eq, ne
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
-from pi_nb._js import UNDEFINED, Undefined
+from pi_nb._js import UNDEFINED, Undefined, js_stringify
 from pi_nb._js import js_trim as _js_trim
 from pi_nb._js import js_truthy as _js_truthy
+from pi_nb._js import js_truthy as _truthy
 from pi_nb.errors import (
+    EntryCycleError,
     EntryNotFoundError,
     InvalidEntryError,
     InvalidSessionFileError,
     SessionError,
     SessionFileCorruptError,
+    SessionWriteError,
 )
 from pi_nb.messages import js_date_ms
 from pi_nb.session import ids as _ids
 from pi_nb.session.context import (
     SessionContext,
-    build_context_entries,
-    build_session_context,
+    _build_session_path,
+    _context_entries_from_path,
+    _lookup,
+    context_from_path,
     get_branch_entries,
 )
 from pi_nb.session.jsonl import (
@@ -225,6 +233,7 @@ class SessionManager:
         strict: bool = False,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         fsync: bool = False,
+        repair: bool = False,
     ) -> None:
         """Use the class methods; this mirrors Pi's private constructor."""
         self._lock = threading.RLock()
@@ -243,8 +252,19 @@ class SessionManager:
         self._by_id: dict[Any, dict[str, Any]] = {}
         self._labels_by_id: dict[Any, str] = {}
         self._label_timestamps_by_id: dict[Any, str] = {}
-        self._leaf_id: str | None = None
+        # the leaf's id; UNDEFINED (JavaScript's undefined) when the last entry of a file has no
+        # id: the context is then built from the last entry and the next append has no parentId
+        self._leaf_id: str | Undefined | None = None
         self._has_assistant = False
+        self._repair = repair
+        # where the loaded entries sit in the file (see _line_of_index)
+        self._line_numbers: Any = None
+        self._loaded_count = 0
+        self._loaded_lines = 0
+        # the root -> leaf path, kept while appends extend it (see _leaf_path)
+        self._path_cache: tuple[Any, list[dict[str, Any]]] | None = None
+        # every entry is a plain dict (set by _build_index; appended entries are dicts too)
+        self._plain = True
         self.load_problems: list[LoadProblem] = []
         self.backup_path: str | None = None
         if persist and self._session_dir and not os.path.exists(self._session_dir):
@@ -300,6 +320,7 @@ class SessionManager:
         strict: bool = False,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         fsync: bool = False,
+        repair: bool = False,
     ) -> SessionManager:
         """Open a session file (Pi's ``SessionManager.open``).
 
@@ -313,6 +334,19 @@ class SessionManager:
         The cwd is the header's (or ``cwd_override``); ``session_dir`` (for new and branched
         sessions) defaults to the file's directory. ``strict`` raises
         :class:`~pi_nb.errors.SessionFileCorruptError` when any line cannot be used.
+
+        Where pi_nb stops earlier than Pi:
+
+        * a path that is not a regular file (a FIFO, directory or device, or a symlink to one) ->
+          :class:`~pi_nb.errors.SessionFileTypeError` naming it; nothing is read or replaced;
+        * the leaf's ``parentId`` chain loops (a self-parent, a cycle, or a duplicate id that
+          closes one; Pi hangs and runs out of memory on such a file) ->
+          :class:`~pi_nb.errors.EntryCycleError` naming the file and the lines, before anything
+          is written. ``repair=True`` opens it anyway: every link that closes a loop is set aside
+          (the entry is treated as a root, in memory only; the file is not changed), so the leaf's
+          path is the longest one without a repeat; each repair is listed in
+          :attr:`load_problems`. Duplicate ids are listed there too (the later entry wins, as in
+          Pi).
         """
         resolved = resolve_path(path)
         contents: SessionFileContents | None = None
@@ -336,6 +370,7 @@ class SessionManager:
             strict=strict,
             lock_timeout=lock_timeout,
             fsync=fsync,
+            repair=repair,
         )
 
     @classmethod
@@ -458,10 +493,7 @@ class SessionManager:
         contents = preloaded if preloaded is not None else read_session_file(self._session_file)
         self.load_problems = list(contents.problems)
         if self._strict and contents.problems:
-            raise SessionFileCorruptError(
-                f"Session file has {len(contents.problems)} unusable line(s): {self._session_file}",
-                [(p.line_number, p.reason) for p in contents.problems],
-            )
+            self._raise_corrupt(contents.problems)
         if not contents.valid:
             explicit = self._session_file
             if os.stat(explicit).st_size > 0:
@@ -471,10 +503,167 @@ class SessionManager:
             self._rewrite_file(backup=False)
             self._flushed = True
             return
+        self._line_numbers = contents.line_numbers
+        self._loaded_count = len(contents.entries)
+        self._loaded_lines = contents.line_count
+        # index and migrate in memory, check the tree, and only then touch the file
+        needs_rewrite = self._load_entries(contents.entries, checked=True, defer_rewrite=True)
+        migrated = self._file_entries  # (a repair below replaces entries in memory only)
+        structural = self._check_structure()
+        self.load_problems.extend(structural)
+        if self._strict and structural:
+            self._raise_corrupt(structural)
+        if needs_rewrite:
+            data = b"".join(serialize_entry(e) for e in migrated)
+            self.backup_path = rewrite_file_atomic(self._session_file, data, backup=True)
         if not contents.ends_with_newline:
             ensure_trailing_newline(self._session_file, lock_timeout=self._lock_timeout)
-        self._load_entries(contents.entries, checked=True)
         self._flushed = True
+
+    def _raise_corrupt(self, problems: Sequence[LoadProblem]) -> None:
+        raise SessionFileCorruptError(
+            f"Session file has {len(problems)} unusable line(s): {self._session_file}",
+            [(p.line_number, p.reason) for p in problems],
+        )
+
+    # ------------------------------------------------------------------------------------------
+    # tree checks: duplicate ids, parentId loops
+
+    def _line_index(self) -> dict[int, int]:
+        """``id(entry) -> file line`` for every entry (built only when a problem is reported)."""
+        out: dict[int, int] = {}
+        numbers = self._line_numbers
+        for k, entry in enumerate(self._file_entries):
+            if k < self._loaded_count:
+                out[id(entry)] = k + 1 if numbers is None else numbers[k]
+            else:  # appended since: one line each after what was loaded
+                out[id(entry)] = self._loaded_lines + (k - self._loaded_count) + 1
+        return out
+
+    def _check_structure(self) -> list[LoadProblem]:
+        """Duplicate ids (reported, the later entry wins as in Pi) and a looping leaf path (an
+        error naming the lines, or with ``repair`` every loop broken and reported)."""
+        problems: list[LoadProblem] = []
+        entries = self._entries
+        lines: dict[int, int] | None = None
+        if len(self._by_id) != len(entries):
+            lines = self._line_index()
+            first: dict[Any, dict[str, Any]] = {}
+            for entry in entries:
+                eid = entry.get("id", UNDEFINED)
+                if eid is None or eid is UNDEFINED:
+                    continue
+                try:
+                    earlier = first.setdefault(eid, entry)
+                except TypeError:
+                    continue
+                if earlier is not entry:
+                    problems.append(
+                        LoadProblem(
+                            lines[id(entry)],
+                            f"duplicate id {eid!r} (first on line {lines[id(earlier)]}): the later "
+                            "entry is the one its id finds, as in Pi",
+                            js_stringify(entry)[:120],
+                        )
+                    )
+        if self._repair:  # every loop in the file, on the leaf's path or not
+            problems.extend(self._break_loops())
+            self._path_cache = None
+        try:
+            self._leaf_path()
+        except EntryCycleError as exc:
+            raise self._cycle_error(exc) from None
+        return problems
+
+    def _loop_from(self, start: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """The entries of the loop that the ``parentId`` walk from ``start`` runs into."""
+        seen: dict[int, int] = {}
+        chain: list[Mapping[str, Any]] = []
+        current: Mapping[str, Any] | None = start
+        while current is not None and id(current) not in seen:
+            seen[id(current)] = len(chain)
+            chain.append(current)
+            parent_id = current.get("parentId")
+            current = _lookup(self._by_id, parent_id) if _truthy(parent_id) else None
+        return chain[seen[id(current)] :] if current is not None else []
+
+    def _cycle_error(self, exc: EntryCycleError, from_id: Any = UNDEFINED) -> EntryCycleError:
+        """The same error, naming the file and the lines of the loop (the walk from ``from_id``,
+        by default from the leaf)."""
+        path = self._session_file if self._persist else None
+        key = self._leaf_id if from_id is UNDEFINED else from_id
+        leaf = _lookup(self._by_id, key) if _truthy(key) else None
+        start = leaf if leaf is not None else (self._entries[-1] if self._entries else None)
+        loop = self._loop_from(start) if start is not None else []
+        if not loop or path is None:
+            return exc
+        where = self._line_index()
+        lines = tuple(sorted(where[id(e)] for e in loop if id(e) in where))
+        ids = ", ".join(repr(e.get("id")) for e in loop)
+        return EntryCycleError(
+            f"{path}: the parentId chain of the leaf loops through line(s) "
+            f"{', '.join(map(str, lines))} (entries {ids}); Pi never finishes building a context "
+            "on this file. SessionManager.open(..., repair=True) opens it on the longest path "
+            "without the loop (the file is not changed)",
+            path,
+            lines,
+        )
+
+    def _break_loops(self) -> list[LoadProblem]:
+        """``repair``: set aside every ``parentId`` link that closes a loop (that entry becomes a
+        root, in memory only). The walks start at the leaf first, so its path is the longest one
+        without a repeat."""
+        by_id = self._by_id
+        state: dict[int, int] = {}  # id(entry) -> 1 on the current walk, 2 done
+        cuts: list[dict[str, Any]] = []
+        starts: list[dict[str, Any]] = []
+        leaf = by_id.get(self._leaf_id) if _truthy(self._leaf_id) else None
+        if leaf is not None:
+            starts.append(leaf)
+        elif self._entries:
+            starts.append(self._entries[-1])
+        starts.extend(self._entries)
+        for start in starts:
+            if id(start) in state:
+                continue
+            chain: list[dict[str, Any]] = []
+            current: dict[str, Any] | None = start
+            while current is not None and id(current) not in state:
+                state[id(current)] = 1
+                chain.append(current)
+                parent_id = current.get("parentId")
+                parent = cast(
+                    dict[str, Any] | None, _lookup(by_id, parent_id) if _truthy(parent_id) else None
+                )
+                if parent is not None and state.get(id(parent)) == 1:
+                    cuts.append(current)  # current -> parent closes the loop
+                    parent = None
+                current = parent
+            for entry in chain:
+                state[id(entry)] = 2
+        if not cuts:
+            return []
+        where = self._line_index()
+        problems = []
+        replaced: dict[int, dict[str, Any]] = {}
+        for entry in cuts:
+            parent_line = ""
+            target = _lookup(by_id, entry.get("parentId"))
+            if target is not None and id(target) in where:
+                parent_line = f" (line {where[id(target)]})"
+            problems.append(
+                LoadProblem(
+                    where.get(id(entry), 0),
+                    f"repaired: entry {entry.get('id')!r} has parentId {entry.get('parentId')!r}{parent_line}, "
+                    "which closes a loop; that link is set aside (the entry is treated as a root, in "
+                    "memory only)",
+                    js_stringify(entry)[:120],
+                )
+            )
+            replaced[id(entry)] = {**entry, "parentId": None}
+        self._file_entries = [replaced.get(id(e), e) for e in self._file_entries]
+        self._build_index()
+        return problems
 
     @_synchronized
     def new_session(self, session_id: str | None = None, parent_session: str | None = None) -> str | None:
@@ -502,6 +691,9 @@ class SessionManager:
         self._leaf_id = None
         self._has_assistant = False
         self._flushed = False
+        self._path_cache = None
+        self._line_numbers = None
+        self._loaded_count = self._loaded_lines = 0
         if self._persist:
             self._session_file = os.path.join(
                 self._session_dir, session_file_name(timestamp, self._session_id)
@@ -515,9 +707,12 @@ class SessionManager:
         session_id: str | None = None,
         parent_session: str | None = None,
         checked: bool = False,
-    ) -> None:
+        defer_rewrite: bool = False,
+    ) -> bool:
         """``checked``: ``entries`` is a fresh list of dicts from :func:`read_session_file` (header
-        first), so it is taken over as it is."""
+        first), so it is taken over as it is. ``defer_rewrite``: a migration is not written yet;
+        the return value says whether it must be."""
+        needs_rewrite = False
         if checked:
             header: dict[str, Any] | None = entries[0]
         else:
@@ -529,7 +724,9 @@ class SessionManager:
             self._header = header
             self._session_id = header.get("id")  # type: ignore[assignment]
             if migrate_to_current_version(self._file_entries):
-                self._rewrite_file(backup=True)
+                needs_rewrite = True
+                if not defer_rewrite:
+                    self._rewrite_file(backup=True)
         else:
             self.new_session(session_id=session_id, parent_session=parent_session)
             extra = [e for e in entries if isinstance(e, dict)]
@@ -537,49 +734,64 @@ class SessionManager:
                 raise InvalidEntryError("session entries must be objects (dicts)")
             self._file_entries = self._file_entries + extra
         self._build_index()
+        return needs_rewrite and defer_rewrite
 
     def _build_index(self) -> None:
         with gc_paused():
             self._build_index_unpaused()
 
     def _build_index_unpaused(self) -> None:
-        by_id: dict[Any, dict[str, Any]] = {}
+        file_entries = self._file_entries
+        # (for plain dicts, dict.get is mapped over the list in C; no Python loop per entry)
+        plain = set(map(type, file_entries)) <= {dict}
+        self._plain = plain
+        if plain:
+            types = list(map(dict.get, file_entries, repeat("type")))
+            entries = list(compress(file_entries, map(ne, types, repeat("session"))))
+        else:
+            entries = [e for e in file_entries if e.get("type") != "session"]
+        try:
+            if plain:
+                by_id: dict[Any, dict[str, Any]] = dict(
+                    zip(map(dict.get, entries, repeat("id"), repeat(UNDEFINED)), entries, strict=True)
+                )
+            else:
+                by_id = {e.get("id", UNDEFINED): e for e in entries}
+        except TypeError:
+            for entry in entries:
+                eid = entry.get("id", UNDEFINED)
+                try:
+                    hash(eid)
+                except TypeError:
+                    raise InvalidEntryError(f"session entry id must be a string, got {eid!r:.80}") from None
+            raise  # pragma: no cover - unreachable
         labels: dict[Any, Any] = {}
         label_ts: dict[Any, Any] = {}
-        entries: list[dict[str, Any]] = []
-        leaf: Any = None
-        has_assistant = False
-        for entry in self._file_entries:
-            etype = entry.get("type")
-            if etype == "session":
-                continue
-            entries.append(entry)
-            eid = entry.get("id")
+        if plain:
+            label_entries = list(compress(file_entries, map(eq, types, repeat("label"))))
+        else:
+            label_entries = [e for e in entries if e.get("type") == "label"]
+        for entry in label_entries:
+            target = entry.get("targetId")
+            label = entry.get("label")
             try:
-                by_id[eid] = entry
-            except TypeError:
-                raise InvalidEntryError(f"session entry id must be a string, got {eid!r:.80}") from None
-            leaf = eid
-            if etype == "label":
-                target = entry.get("targetId")
-                label = entry.get("label")
-                try:
-                    if _js_truthy(label):
-                        labels[target] = label
-                        label_ts[target] = entry.get("timestamp")
-                    else:
-                        labels.pop(target, None)
-                        label_ts.pop(target, None)
-                except TypeError:  # an unhashable targetId cannot name an entry
-                    pass
-            elif not has_assistant and etype == "message":
-                has_assistant = _is_assistant_entry(entry)
+                if _js_truthy(label):
+                    labels[target] = label
+                    label_ts[target] = entry.get("timestamp")
+                else:
+                    labels.pop(target, None)
+                    label_ts.pop(target, None)
+            except TypeError:  # an unhashable targetId cannot name an entry
+                pass
+        has_assistant = any(_is_assistant_entry(e) for e in entries if e.get("type") == "message")
         self._entries = entries
         self._by_id = by_id
         self._labels_by_id = labels
         self._label_timestamps_by_id = label_ts
-        self._leaf_id = leaf
+        # the last entry's id; an entry without id leaves the leaf undefined (Pi's rule)
+        self._leaf_id = entries[-1].get("id", UNDEFINED) if entries else None
         self._has_assistant = has_assistant
+        self._path_cache = None
 
     def _file_bytes(self, extra: Sequence[Mapping[str, Any]] = ()) -> bytes:
         return b"".join(serialize_entry(e) for e in self._file_entries) + b"".join(
@@ -606,6 +818,53 @@ class SessionManager:
     def is_persisted(self) -> bool:
         return self._persist
 
+    # --- properties: the Python way to read what Pi's getters return (get_* stay, as Pi names them) ---
+
+    @property
+    def cwd(self) -> str:
+        """The working directory the session belongs to (Pi's ``getCwd()``)."""
+        return self._cwd
+
+    @property
+    def session_dir(self) -> str:
+        """The directory holding the session file (Pi's ``getSessionDir()``)."""
+        return self._session_dir
+
+    @property
+    def session_id(self) -> str:
+        """The session's id, a UUIDv7 for new sessions (Pi's ``getSessionId()``)."""
+        return self._session_id
+
+    @property
+    def session_file(self) -> str | None:
+        """The session file's path; ``None`` for an in-memory session (Pi's ``getSessionFile()``)."""
+        return self._session_file
+
+    @property
+    def header(self) -> SessionHeader | None:
+        """The session header entry (Pi's ``getHeader()``)."""
+        return self.get_header()
+
+    @property
+    def session_name(self) -> str | None:
+        """The name from the latest ``session_info`` entry (Pi's ``getSessionName()``)."""
+        return self.get_session_name()
+
+    @property
+    def leaf_id(self) -> str | None:
+        """The current leaf's id (Pi's ``getLeafId()``; see :meth:`get_leaf_id`)."""
+        return self.get_leaf_id()
+
+    @property
+    def leaf_entry(self) -> SessionEntry | None:
+        """The current leaf entry (Pi's ``getLeafEntry()``)."""
+        return self.get_leaf_entry()
+
+    @property
+    def entries(self) -> list[SessionEntry]:
+        """Every entry of the session, in file order, without the header (Pi's ``getEntries()``)."""
+        return self.get_entries()
+
     def get_cwd(self) -> str:
         return self._cwd
 
@@ -631,16 +890,37 @@ class SessionManager:
     def _persist_entry(self, entry: dict[str, Any]) -> None:
         if not self._persist or not self._session_file:
             return
-        has_assistant = self._has_assistant or _is_assistant_entry(entry)
-        if not has_assistant:
-            if self._flushed:
+        try:
+            has_assistant = self._has_assistant or _is_assistant_entry(entry)
+            if not has_assistant:
+                if self._flushed:
+                    self._append_line(entry)
+                return
+            if not self._flushed:
+                create_file_exclusive(self._session_file, self._file_bytes([entry]))
+                self._flushed = True
+            else:
                 self._append_line(entry)
-            return
-        if not self._flushed:
-            create_file_exclusive(self._session_file, self._file_bytes([entry]))
-            self._flushed = True
-        else:
-            self._append_line(entry)
+        except SessionError:
+            raise
+        except OSError as exc:
+            raise self._write_error(exc, entry) from exc
+
+    def _write_error(self, exc: OSError, entry: Mapping[str, Any]) -> SessionWriteError:
+        reason = exc.strerror or str(exc)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            reason = "the disk is full"
+        elif exc.errno == errno.EFBIG:
+            reason = "the file is too large (file size limit reached)"
+        elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            reason = f"permission denied ({exc.strerror})"
+        return SessionWriteError(
+            f"Could not write the {entry.get('type')} entry to the session file {self._session_file}: "
+            f"{reason}. Nothing of it was kept, in the file or in memory; the session is as it "
+            "was before the call",
+            self._session_file or "",
+            exc.errno,
+        )
 
     def _append_line(self, entry: Mapping[str, Any]) -> None:
         assert self._session_file is not None
@@ -653,22 +933,30 @@ class SessionManager:
             create_file_exclusive(self._session_file, self._file_bytes([entry]))
 
     def _append_entry(self, entry: dict[str, Any]) -> None:
-        # Persist first: if writing fails, the session in memory stays as it was.
+        # Persist first: if writing fails, the session in memory stays as it was (the file holds
+        # no part of the entry either: a partial line is cut back off), so the two agree.
         self._persist_entry(entry)
         self._file_entries.append(entry)
         self._entries.append(entry)
         self._by_id[entry["id"]] = entry
+        cache = self._path_cache
+        parent_id = entry.get("parentId")
+        if cache is not None and _truthy(parent_id) and cache[0] == parent_id and cache[1]:
+            cache[1].append(entry)  # the leaf's path, one entry longer
+            self._path_cache = (entry["id"], cache[1])
+        elif not _truthy(parent_id):
+            self._path_cache = (entry["id"], [entry])
+        else:
+            self._path_cache = None
         self._leaf_id = entry["id"]
         if not self._has_assistant and _is_assistant_entry(entry):
             self._has_assistant = True
 
     def _base(self, etype: str) -> dict[str, Any]:
-        return {
-            "type": etype,
-            "id": _ids.generate_id(self._by_id),
-            "parentId": self._leaf_id,
-            "timestamp": _ids.now_iso(),
-        }
+        entry: dict[str, Any] = {"type": etype, "id": _ids.generate_id(self._by_id)}
+        _put(entry, "parentId", self._leaf_id)  # undefined (a leaf without id): left out, as in Pi
+        entry["timestamp"] = _ids.now_iso()
+        return entry
 
     @_synchronized
     def append_message(self, message: Mapping[str, Any]) -> str:
@@ -740,7 +1028,7 @@ class SessionManager:
         entry: dict[str, Any] = {"type": "custom", "customType": custom_type}
         _put(entry, "data", data)
         entry["id"] = _ids.generate_id(self._by_id)
-        entry["parentId"] = self._leaf_id
+        _put(entry, "parentId", self._leaf_id)
         entry["timestamp"] = _ids.now_iso()
         self._append_entry(entry)
         return cast(str, entry["id"])
@@ -790,7 +1078,7 @@ class SessionManager:
         }
         _put(entry, "details", details)
         entry["id"] = _ids.generate_id(self._by_id)
-        entry["parentId"] = self._leaf_id
+        _put(entry, "parentId", self._leaf_id)
         entry["timestamp"] = _ids.now_iso()
         self._append_entry(entry)
         return cast(str, entry["id"])
@@ -825,11 +1113,33 @@ class SessionManager:
     # tree traversal
 
     def get_leaf_id(self) -> str | None:
-        return self._leaf_id
+        """The leaf's id; ``None`` before the first entry, and also when the last entry of a loaded
+        file has no id (Pi's leaf is then ``undefined``: the context is built from the last entry
+        and the next entry is appended without a ``parentId``)."""
+        leaf = self._leaf_id
+        return None if isinstance(leaf, Undefined) else leaf
 
     @_synchronized
     def get_leaf_entry(self) -> SessionEntry | None:
         return cast(SessionEntry | None, self._by_id.get(self._leaf_id) if self._leaf_id else None)
+
+    def _leaf_path(self) -> list[dict[str, Any]]:
+        """The root -> leaf path (Pi's ``buildSessionPath`` for the current leaf), kept between
+        calls: an append extends it by one entry instead of walking the whole path again. Treat
+        the list as read-only (copy it before handing it out)."""
+        cache = self._path_cache
+        leaf = self._leaf_id
+        if cache is not None and (cache[0] is leaf or cache[0] == leaf):
+            return cache[1]
+        path = cast(list[dict[str, Any]], _build_session_path(self._entries, leaf, self._by_id))
+        self._path_cache = (leaf, path)
+        return path
+
+    def _checked_leaf_path(self) -> list[dict[str, Any]]:
+        try:
+            return self._leaf_path()
+        except EntryCycleError as exc:
+            raise self._cycle_error(exc) from None
 
     def get_entry(self, entry_id: str) -> SessionEntry | None:
         """The entry with this id, or ``None`` (Pi returns ``undefined``)."""
@@ -848,19 +1158,28 @@ class SessionManager:
         """Entries from the root to ``from_id`` (default: the leaf), following ``parentId``; the
         walk stops at a missing parent. ``[]`` for an unknown id or an empty leaf."""
         start = from_id if from_id is not None else self._leaf_id
-        return get_branch_entries(self._entries, start, self._by_id)
+        if start is self._leaf_id and _truthy(start) and start in self._by_id:
+            return cast(list[SessionEntry], list(self._checked_leaf_path()))
+        try:
+            return get_branch_entries(self._entries, cast(str | None, start), self._by_id)
+        except EntryCycleError as exc:
+            raise self._cycle_error(exc, start) from None
 
     @_synchronized
     def build_context_entries(self) -> list[SessionEntry]:
         """The compaction-aware entries behind :meth:`build_session_context`."""
         with gc_paused():
-            return build_context_entries(self._entries, self._leaf_id, self._by_id)
+            path = self._checked_leaf_path()
+            out = _context_entries_from_path(
+                cast(list[Mapping[str, Any]], path), True if self._plain else None
+            )
+            return cast(list[SessionEntry], list(out) if out is path else out)
 
     @_synchronized
     def build_session_context(self) -> SessionContext:
         """What the LLM sees at the current leaf: messages, thinking level, model."""
         with gc_paused():  # builds one dict per message; see jsonl.gc_paused
-            return build_session_context(self._entries, self._leaf_id, self._by_id)
+            return context_from_path(self._checked_leaf_path(), True if self._plain else None)
 
     @_synchronized
     def get_entries(self) -> list[SessionEntry]:
@@ -980,7 +1299,11 @@ class SessionManager:
         """
         if branch_from_id is not None and branch_from_id not in self._by_id:
             raise EntryNotFoundError(f"Entry {branch_from_id} not found")
-        from_id = self._leaf_id if self._leaf_id is not None else "root"
+        from_id = (
+            self._leaf_id
+            if self._leaf_id is not None and not isinstance(self._leaf_id, Undefined)
+            else "root"
+        )
         previous_leaf = self._leaf_id
         self._leaf_id = branch_from_id
         entry = self._base("branch_summary")
@@ -1078,9 +1401,21 @@ class SessionManager:
         self._build_index()
         if not self._persist:
             return None
+        self._flushed = False
         if self._has_assistant:
-            create_file_exclusive(new_file, self._file_bytes())
+            try:
+                create_file_exclusive(new_file, self._file_bytes())
+            except SessionError:
+                raise
+            except OSError as exc:
+                # the new session stays in memory, unwritten (no partial file: the write is
+                # atomic); the next append writes it whole, as for a session not yet flushed
+                raise SessionWriteError(
+                    f"Could not write the branched session file {new_file}: {exc.strerror or exc}. "
+                    "The branched session is in memory and is written whole with its next entry; "
+                    f"the previous file {previous_file} is unchanged",
+                    new_file,
+                    exc.errno,
+                ) from exc
             self._flushed = True
-        else:
-            self._flushed = False
         return new_file

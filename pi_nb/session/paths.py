@@ -23,8 +23,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pi_nb._js import js_number_to_string
+from pi_nb.errors import SessionFileTypeError
 from pi_nb.messages import js_date_ms
-from pi_nb.session.jsonl import _decode_line, _js_blank, _json_parse, read_session_header_quiet
+from pi_nb.session.jsonl import (
+    _decode_line,
+    _js_blank,
+    _json_parse,
+    open_session_for_read,
+    read_session_header_quiet,
+    warn_skipped,
+)
 
 __all__ = [
     "ENV_AGENT_DIR",
@@ -217,57 +225,71 @@ def _split_lines(raw: bytes) -> list[bytes]:
 
 
 def build_session_info(path: str) -> SessionInfo | None:
-    """Read one session file for listing; ``None`` when it is not a session (or unreadable)."""
+    """Read one session file for listing; ``None`` when it is not a session (or unreadable).
+
+    A ``*.jsonl`` path that is not a regular file (a FIFO, a directory, a device, or a symlink to
+    one) is never opened for reading: ```None`` with a :class:`~pi_nb.session.jsonl.SessionFileWarning`."""
     try:
-        st = os.stat(path)
+        f = open_session_for_read(path)
+    except SessionFileTypeError as exc:
+        warn_skipped(str(exc))
+        return None
+    except OSError:
+        return None
+    with f:
+        return _session_info(path, f)
+
+
+def _session_info(path: str, f: Any) -> SessionInfo | None:
+    try:
+        st = os.fstat(f.fileno())
         header: dict[str, Any] | None = None
         message_count = 0
         first_message = ""
         all_messages: list[str] = []
         name: str | None = None
         last_activity: float | None = None
-        with open(path, "rb") as f:
-            for raw in f:
-                for line_bytes in _split_lines(raw):
-                    line = _decode_line(line_bytes)
-                    if _js_blank(line):
-                        continue
-                    try:
-                        entry = _json_parse(line)
-                    except (ValueError, RecursionError):
-                        continue
-                    if entry is None or entry is False or entry == 0 or entry == "":
-                        continue
-                    if header is None:
-                        if not isinstance(entry, dict) or entry.get("type") != "session":
-                            return None
-                        header = entry
-                        continue
-                    if not isinstance(entry, dict):
-                        continue
-                    if entry.get("type") == "session_info":
-                        raw_name = entry.get("name")
-                        if raw_name is not None and not isinstance(raw_name, str):
-                            raise TypeError("session name is not a string")
-                        name = raw_name.strip() if raw_name else None
-                        name = name or None
-                    if entry.get("type") != "message":
-                        continue
-                    message_count += 1
-                    activity = _activity_time(entry)
-                    if activity is not None:
-                        last_activity = max(last_activity or 0.0, activity)
-                    message = entry.get("message")
-                    if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-                        continue
-                    if "content" not in message or message["role"] not in ("user", "assistant"):
-                        continue
-                    text = _extract_text_content(message)
-                    if not text:
-                        continue
-                    all_messages.append(text)
-                    if not first_message and message["role"] == "user":
-                        first_message = text
+        for raw in f:
+            for line_bytes in _split_lines(raw):
+                line = _decode_line(line_bytes)
+                if _js_blank(line):
+                    continue
+                try:
+                    entry = _json_parse(line)
+                except (ValueError, RecursionError):
+                    continue
+                if entry is None or entry is False or entry == 0 or entry == "":
+                    continue
+                if header is None:
+                    if not isinstance(entry, dict) or entry.get("type") != "session":
+                        return None
+                    header = entry
+                    continue
+                if not isinstance(entry, dict):
+                    continue
+                if entry.get("type") == "session_info":
+                    raw_name = entry.get("name")
+                    if raw_name is not None and not isinstance(raw_name, str):
+                        raise TypeError("session name is not a string")
+                    name = raw_name.strip() if raw_name else None
+                    name = name or None
+                if entry.get("type") != "message":
+                    continue
+                message_count += 1
+                activity = _activity_time(entry)
+                if activity is not None:
+                    last_activity = max(last_activity or 0.0, activity)
+                message = entry.get("message")
+                if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+                    continue
+                if "content" not in message or message["role"] not in ("user", "assistant"):
+                    continue
+                text = _extract_text_content(message)
+                if not text:
+                    continue
+                all_messages.append(text)
+                if not first_message and message["role"] == "user":
+                    first_message = text
         if header is None:
             return None
         cwd = header.get("cwd")

@@ -7,9 +7,10 @@
 
 Each group runs in a fresh interpreter (so one group's memory does not inflate the next) and reuses
 the group's own script: ``truncation.py``, ``session.py``, ``compaction.py``, ``budget.py``,
-``tree_widget.py``, ``turn_overhead.py``, ``corpus.py`` (their docstrings say exactly what is timed). Pi runs in
-the same run, on the same input, in the oracle's node, timed inside node (no pipe or JSON transfer
-counted), whenever ``../shared/pi-oracle`` is installed.
+``tree_widget.py``, ``turn_overhead.py``, ``read_memory.py``, ``corpus.py``, ``tools.py`` (their
+docstrings say exactly what is timed). Pi runs in the same run, on the same input, in the oracle's
+node, timed inside node (no pipe or JSON transfer counted), whenever ``../shared/pi-oracle`` is
+installed.
 
 Columns: the input, pi_nb's time (best of N, or the median where noted), pi_nb's peak memory (the
 kind is named: ``alloc`` = peak of Python allocations during one call (tracemalloc), ``RSS+`` =
@@ -51,6 +52,7 @@ GROUPS = (
     "turn",
     "huge_entry",
     "skills",
+    "read",
     "corpus",
     "edit",
 )
@@ -64,6 +66,7 @@ SIZES = {
     "budget_entries": (10_000, 10_000),  # the target is defined at 10,000 entries: always that size
     "tree_entries": (10_000, 10_000),
     "turns": (10, 20),
+    "read_mb": (128, 1024),
     "huge_entry_mb": (20, 200),
     "skills": (200, 500),
     "corpus_sessions": (2000, 2000),  # the target is defined at 2,000 sessions
@@ -445,6 +448,52 @@ def group_turn(turns: int, pi: bool) -> list[dict[str, Any]]:
     ]
 
 
+def group_read(size_mb: float, pi: bool) -> list[dict[str, Any]]:
+    br = load("read_memory")
+    r = br.measure(size_mb, None, pi)
+    me, p = r["pi_nb"], r.get("pi")
+    size = f"{size_mb:g} MB file, 20-byte lines, no offset/limit"
+    if "failed" in me:
+        return [
+            row(
+                "read",
+                "read tool, whole file",
+                size,
+                None,
+                "-",
+                None,
+                "-",
+                False,
+                f"pi_nb failed: {me['failed']}",
+            )
+        ]
+    above = br.rss_above(me)
+    pi_secs = None
+    note = me["tail"].rsplit("\n", 1)[-1]
+    if isinstance(p, dict):
+        if "failed" in p:
+            note += f"; Pi failed: {p['failed'][:120]}"
+        elif p["error"]:
+            note += f"; Pi: {p['tail'][-80:]} (peak RSS +{br.rss_above(p):.0f} MB)"
+        else:
+            pi_secs = p["secs"]
+            note += f"; Pi peak RSS +{br.rss_above(p):.0f} MB"
+    ok = above is not None and above < 64 and (faster(me["secs"], pi_secs) is not False)
+    return [
+        row(
+            "read",
+            "read tool, whole file (streamed: every line counted, 2,000 shown)",
+            size,
+            me["secs"],
+            f"{above:.1f} MB RSS+",
+            pi_secs,
+            "RSS+ < 64 MB; faster than Pi where Pi can read it",
+            ok,
+            note,
+        )
+    ]
+
+
 def group_huge_entry(size_mb: int, pi: bool) -> list[dict[str, Any]]:
     bh = load("huge_entry")
     r = bh.main(["--mb", str(size_mb)])
@@ -584,6 +633,8 @@ def run_group(name: str, full: bool, pi: bool) -> list[dict[str, Any]]:
         return group_tree(SIZES["tree_entries"][i], pi)
     if name == "turn":
         return group_turn(SIZES["turns"][i], pi)
+    if name == "read":
+        return group_read(SIZES["read_mb"][i], pi)
     if name == "huge_entry":
         return group_huge_entry(SIZES["huge_entry_mb"][i], pi)
 

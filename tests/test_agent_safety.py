@@ -80,11 +80,12 @@ _SECRET_SCRIPT = textwrap.dedent(
     s.subscribe(events.append)
     prompts = [
         "read /proc/self/environ",
-        "run `cat /proc/$PPID/environ`",
+        # bash's $PPID is pi_nb's supervisor; its parent is the kernel's own process
+        "run `cat /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/environ`",
         "run `env`",
         "run `echo \\"prefix-$(cat half1)$(cat half2)-suffix in a longer line\\"`",
         "run `cat half1; sleep 0.4; cat half2; echo`",
-        "run `cat /proc/$PPID/environ; exit 3`",
+        "run `cat /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/environ; exit 3`",
         "the key is sk-test-0123456789abcdefghijKLMNOP, remember it",
     ]
     results = []

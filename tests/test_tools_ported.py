@@ -411,24 +411,31 @@ def test_random_arguments_validate_like_pi(tmp_path: Path) -> None:
             assert (got.stage, got.content) == (want.get("stage"), want["content"]), params
 
 
-def test_read_abort_while_reading(tmp_path: Path) -> None:
-    """Pi rejects with ``Operation aborted`` as soon as the signal fires; a FIFO with no writer keeps
-    the read blocked until then."""
-    import os
+def test_read_abort_while_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pi rejects with ``Operation aborted`` as soon as the signal fires, even while the file is still
+    being read. (A FIFO, which used to block here, is now refused at once: tests/test_tools_safety.py.)
+    The read is held inside the reading thread until the test lets it go."""
     import threading
 
+    import pi_nb.tools.read as read_module
     from pi_nb.tools import AbortController
 
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
+    (tmp_path / "slow.txt").write_text("a\nb\n")
+    release = threading.Event()
+    real = read_module.read_text_file
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(read_module, "read_text_file", slow)
     controller = AbortController()
     threading.Timer(0.1, controller.abort).start()
     try:
-        out = run_tool("read", str(tmp_path), {"path": "pipe"}, signal=controller.signal)
+        out = run_tool("read", str(tmp_path), {"path": "slow.txt"}, signal=controller.signal)
         assert out.is_error and out.text == "Operation aborted"
     finally:
-        with open(fifo, "wb") as writer:  # release the blocked reader thread
-            writer.write(b"x")
+        release.set()
 
 
 @settings(max_examples=300, deadline=None)

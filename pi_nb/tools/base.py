@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import stat
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -31,6 +33,9 @@ __all__ = [
     "ToolExecutionMode",
     "ToolOutcome",
     "ToolUpdateCallback",
+    "cleanup_tool_temp_files",
+    "tool_temp_files",
+    "track_tool_temp_file",
 ]
 
 T = TypeVar("T")
@@ -318,3 +323,59 @@ def listing_result(
     if notices:
         output += "\n\n[" + ". ".join(notices) + "]"
     return AgentToolResult(content=[{"type": "text", "text": output}], details=details or None)
+
+
+# -- temp files written by tool calls -------------------------------------------------------------
+
+_TEMP_FILES_LOCK = threading.Lock()
+_TEMP_FILES: dict[str | None, list[str]] = {}
+
+
+def track_tool_temp_file(path: str, session_id: str | None) -> None:
+    """Record that a tool call for session ``session_id`` (``None``: a call without a session, e.g.
+    :func:`~pi_nb.tools.run_tool` without a context) wrote the temp file ``path`` (bash's full
+    output), so :func:`cleanup_tool_temp_files` can remove it when the session is closed."""
+    with _TEMP_FILES_LOCK:
+        paths = _TEMP_FILES.setdefault(session_id, [])
+        if path not in paths:
+            paths.append(path)
+
+
+def tool_temp_files(session_id: str | None) -> list[str]:
+    """The temp files tool calls wrote for ``session_id`` and that were not cleaned up yet."""
+    with _TEMP_FILES_LOCK:
+        return list(_TEMP_FILES.get(session_id, ()))
+
+
+def cleanup_tool_temp_files(session_id: str | None, *, every_session: bool = False) -> list[str]:
+    """Delete the temp files tool calls wrote for ``session_id`` (all sessions' with
+    ``every_session=True``); returns the paths removed.
+
+    Only regular files are removed: if a path was replaced meanwhile (by a symlink, a directory or
+    anything else), it is left alone and forgotten. Files already gone are forgotten silently. A file
+    that cannot be removed (permission denied) stays recorded, and :class:`~pi_nb.errors.ToolError`
+    names it after every other file was handled.
+    """
+    with _TEMP_FILES_LOCK:
+        keys = list(_TEMP_FILES) if every_session else [session_id]
+        todo = [(key, _TEMP_FILES.pop(key, [])) for key in keys]
+    removed: list[str] = []
+    failed: list[tuple[str | None, str, OSError]] = []
+    for key, paths in todo:
+        for path in paths:
+            try:
+                if not stat.S_ISREG(os.lstat(path).st_mode):
+                    continue
+                os.unlink(path)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                failed.append((key, path, exc))
+                continue
+            removed.append(path)
+    if failed:
+        for key, path, _ in failed:
+            track_tool_temp_file(path, key)
+        detail = "; ".join(f"{path}: {exc.strerror or exc}" for _, path, exc in failed)
+        raise ToolError(f"Could not remove {len(failed)} tool temp file(s): {detail}")
+    return removed

@@ -16,11 +16,36 @@ empty output reads ``(no output)``; any other code fails with ``{text}\\n\\nComm
 {n}``; an abort fails with ``{text}\\n\\nCommand aborted`` and a timeout with ``{text}\\n\\nCommand timed
 out after {t} seconds`` (for these two, empty output adds nothing before the status).
 
-Process handling (Pi's ``waitForChildProcess`` and ``killProcessTree``): timeouts and aborts
-``SIGKILL`` the whole process group, so grandchildren die too. After the shell exits, reading goes
-on while output keeps arriving, until the pipes close or stay quiet for 100 ms (a 100 ms grace
-timer re-armed by every chunk, Pi's fix for issue 5303); then the pipes are closed. Updates
-(``on_update``) are sent at most every 100 ms.
+Process handling. Pi starts the shell in its own process group and, on a timeout or an abort,
+kills that group with ``SIGKILL``; after the shell exits it reads on for as long as output keeps arriving
+(a 100 ms grace timer re-armed by every chunk, its fix for issue 5303). A process that left the
+group (``setsid``, a double fork) survives the kill, and one that keeps writing (``setsid sh -c
+'exec yes' &``, ``nohup yes &``) keeps the call running for ever while the full-output file grows
+by gigabytes. pi_nb keeps Pi's rules and closes both holes:
+
+* On Linux the command runs under a small supervisor process (:mod:`pi_nb.tools._supervisor`)
+  that is a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``, no privilege needed): every
+  process the command starts stays its descendant, whatever group or session it moved to. A
+  timeout, an abort or a cancelled task kills that whole tree (``SIGKILL``, walked again until
+  nothing is left, so processes forked meanwhile die too); should the supervisor not answer in
+  0.5 s (the command stopped or killed it), the tool walks the tree itself. The call then ends
+  within 1.5 s of the kill whatever is still holding the pipes. Elsewhere (macOS) the process
+  group is killed, as in Pi, with the same bound on the call.
+* After the shell exits, output is read for at most :data:`EXIT_DRAIN_LIMIT_S` (2 s, the
+  ``exit_drain_limit`` option) more. If it is still arriving then, reading stops, the processes
+  still holding the output pipe are killed (Linux; elsewhere they get ``SIGPIPE`` at their next
+  write) and the text ends with ``[Output was still arriving 2 seconds after the shell exited:
+  reading stopped there and ...]``. Background processes that went quiet or redirected their
+  output (``server > log 2>&1 &``) are left running, as in Pi.
+* The full-output file stops growing at ``full_output_max_bytes`` (default
+  :data:`DEFAULT_FULL_OUTPUT_MAX_BYTES`, 256 MiB); the notice then reads ``Full output: {path}
+  (holds the first 256.0MB only)`` and ``details`` has ``fullOutputMaxBytes``. If the file cannot
+  be created or written (disk full, ``RLIMIT_FSIZE``), writing it stops, the call still answers
+  and the notice says ``(incomplete: {reason})`` (``details.fullOutputError``).
+* Every full-output file is recorded per session (:func:`~pi_nb.tools.base.cleanup_tool_temp_files`
+  removes a closed session's files) and per tool (:meth:`BashTool.cleanup_temp_files`).
+
+Updates (``on_update``) are sent at most every 100 ms.
 
 Environment: the caller's environment with ``PI_SESSION_ID``, ``PI_SESSION_FILE``,
 ``PI_PROVIDER``, ``PI_MODEL`` and ``PI_REASONING_LEVEL`` removed, then set from the tool context
@@ -30,19 +55,22 @@ is on ``PATH`` (appending never shadows the user's tools).
 
 Deliberate difference from Pi: provider credentials (variables whose name ends in ``_API_KEY``,
 plus :data:`CREDENTIAL_ENV_KEYS`) are removed from the command's environment, so a model that runs
-``env`` cannot copy a key into the session file or a notebook (design.md: keys never reach sessions
-or outputs). Pass them explicitly in the command if a tool really needs one.
+``env`` cannot copy a key into the session file or a notebook (keys never reach sessions or
+outputs). Pass them explicitly in the command if a tool really needs one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno as errno_mod
 import math
 import os
 import shutil
 import signal as signal_mod
+import stat as stat_mod
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -50,7 +78,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pi_nb._js import js_number_to_string
-from pi_nb.errors import ToolError
+from pi_nb.errors import OutputAccumulatorError, ToolError
+from pi_nb.tools import _supervisor
 from pi_nb.tools._node import error_code
 from pi_nb.tools.base import (
     AbortSignal,
@@ -59,6 +88,7 @@ from pi_nb.tools.base import (
     ToolContext,
     ToolUpdateCallback,
     model_field,
+    track_tool_temp_file,
 )
 from pi_nb.truncation import (
     DEFAULT_MAX_BYTES,
@@ -69,6 +99,9 @@ from pi_nb.truncation import (
 )
 
 __all__ = [
+    "DEFAULT_FULL_OUTPUT_MAX_BYTES",
+    "EXIT_DRAIN_LIMIT_S",
+    "BashExecReport",
     "BashOperations",
     "BashSpawnContext",
     "BashTool",
@@ -78,12 +111,22 @@ __all__ = [
     "get_shell_env",
     "kill_process_tree",
     "resolve_timeout",
+    "supervisor_available",
 ]
 
 MAX_TIMEOUT_MS = 2_147_483_647
 MAX_TIMEOUT_SECONDS = MAX_TIMEOUT_MS / 1000
 BASH_UPDATE_THROTTLE_S = 0.1
 EXIT_STDIO_GRACE_S = 0.1
+EXIT_DRAIN_LIMIT_S = 2.0
+"""After the shell exited, output is read for at most this long (Pi: for as long as it arrives)."""
+KILL_FALLBACK_S = 0.5
+KILL_HARD_END_S = 1.5
+HOLDERS_ANSWER_S = 1.0
+SHELL_POLL_S = 0.05
+DEFAULT_FULL_OUTPUT_MAX_BYTES = 256 * 1024 * 1024
+"""The full-output temp file stops growing here (256 MiB); the notice then says it holds the start."""
+SUPERVISOR_PATH = os.path.abspath(_supervisor.__file__)
 READ_CHUNK = 1 << 16
 
 BASH_PROMPT_SNIPPET = "Execute bash commands (ls, grep, find, etc.)"
@@ -202,12 +245,64 @@ class _ExecError(Exception):
     """``aborted`` / ``timeout:N``: the two exec failures the tool formats itself."""
 
 
-class LocalBashOperations:
-    """Runs commands locally (Pi's ``createLocalBashOperations``)."""
+@dataclass(frozen=True)
+class BashExecReport:
+    """What :meth:`LocalBashOperations.exec_report` learned besides the exit code.
 
-    def __init__(self, shell_path: str | None = None, shell_name: str = "bash") -> None:
+    ``drain_cut`` is true when output was still arriving ``exit_drain_limit`` seconds after the
+    shell exited and reading stopped there; ``stopped_writers`` is how many processes still holding
+    the output pipes were then killed (always 0 where the supervisor is not available).
+    ``supervisor_lost`` is true when the command killed its supervisor: the exit code is then
+    unknown (``None``) and processes that left the process group are out of reach.
+    """
+
+    exit_code: int | None
+    drain_cut: bool = False
+    stopped_writers: int = 0
+    supervisor_lost: bool = False
+
+
+def supervisor_available() -> bool:
+    """Whether commands run under the subreaper supervisor here (Linux with ``/proc``)."""
+    return (
+        sys.platform.startswith("linux")
+        and os.path.isdir("/proc/self/fd")
+        and bool(sys.executable)
+        and os.path.isfile(SUPERVISOR_PATH)
+    )
+
+
+class LocalBashOperations:
+    """Runs commands locally (Pi's ``createLocalBashOperations``), under the supervisor on Linux.
+
+    ``exit_drain_limit``: how long output is still read after the shell exited (see the module
+    docstring). ``supervise``: run under the subreaper supervisor (default: where available);
+    ``False`` gives Pi's plain process-group handling.
+    """
+
+    def __init__(
+        self,
+        shell_path: str | None = None,
+        shell_name: str = "bash",
+        *,
+        exit_drain_limit: float = EXIT_DRAIN_LIMIT_S,
+        supervise: bool | None = None,
+    ) -> None:
+        if (
+            isinstance(exit_drain_limit, bool)
+            or not isinstance(exit_drain_limit, (int, float))
+            or not math.isfinite(exit_drain_limit)
+            or exit_drain_limit < 0
+        ):
+            raise ToolError(
+                f"exit_drain_limit must be a finite number of seconds >= 0, got {exit_drain_limit!r}"
+            )
         self.shell_path = shell_path
         self.shell_name = shell_name
+        self.exit_drain_limit = float(exit_drain_limit)
+        self.supervise = (
+            supervisor_available() if supervise is None else bool(supervise and supervisor_available())
+        )
 
     async def exec(
         self,
@@ -219,6 +314,22 @@ class LocalBashOperations:
         timeout: float | None,
         env: Mapping[str, str] | None,
     ) -> int | None:
+        report = await self.exec_report(
+            command, cwd, on_data=on_data, signal=signal, timeout=timeout, env=env
+        )
+        return report.exit_code
+
+    async def exec_report(
+        self,
+        command: str,
+        cwd: str,
+        *,
+        on_data: Callable[[bytes], None],
+        signal: AbortSignal | None,
+        timeout: float | None,
+        env: Mapping[str, str] | None,
+    ) -> BashExecReport:
+        """:meth:`exec` with what happened after the shell exited (see :class:`BashExecReport`)."""
         timeout_s = resolve_timeout(timeout)
         if signal is not None and signal.aborted:
             raise _ExecError("aborted")
@@ -227,57 +338,166 @@ class LocalBashOperations:
             raise ToolError(
                 f"Working directory does not exist: {cwd}\nCannot execute {self.shell_name} commands."
             )
+        argv = [shell, *shell_args, command]
+        full_env = dict(env) if env is not None else get_shell_env()
+        status_r: int | None = None
         try:
-            proc = subprocess.Popen(
-                [shell, *shell_args, command],
-                cwd=cwd,
-                env=dict(env) if env is not None else get_shell_env(),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
+            if self.supervise:
+                status_r, status_w = os.pipe()
+                try:
+                    proc = subprocess.Popen(
+                        [sys.executable, "-I", "-S", SUPERVISOR_PATH, str(status_w), *argv],
+                        cwd=cwd,
+                        env=full_env,
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        pass_fds=(status_w,),
+                        start_new_session=True,
+                    )
+                finally:
+                    os.close(status_w)
+            else:
+                proc = subprocess.Popen(
+                    argv,
+                    cwd=cwd,
+                    env=full_env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                )
         except OSError as exc:
+            if status_r is not None:
+                os.close(status_r)
             raise ToolError(f"spawn {shell} {error_code(exc)}") from None
-        return await _ChildWaiter(proc, on_data, signal, timeout_s, timeout).run()
+        waiter = _ChildWaiter(proc, status_r, on_data, signal, timeout_s, timeout, self.exit_drain_limit)
+        code = await waiter.run()
+        if waiter.spawn_errno is not None:
+            raise ToolError(f"spawn {shell} {error_code(OSError(waiter.spawn_errno, ''))}")
+        return BashExecReport(
+            code,
+            drain_cut=waiter.drain_cut,
+            stopped_writers=waiter.stopped_writers,
+            supervisor_lost=waiter.supervisor_lost,
+        )
 
 
 class _ChildWaiter:
-    """Reads both pipes on the event loop and waits for the shell (Pi's ``waitForChildProcess``)."""
+    """Reads both pipes on the event loop and waits for the shell (Pi's ``waitForChildProcess``),
+    with the supervisor's reports when there is one (``status_fd``), and the bounds pi_nb adds:
+    the post-exit drain limit, and a hard end shortly after a kill."""
 
     def __init__(
         self,
         proc: subprocess.Popen[bytes],
+        status_fd: int | None,
         on_data: Callable[[bytes], None],
         signal: AbortSignal | None,
         timeout_s: float | None,
         timeout_raw: float | None,
+        drain_limit: float,
     ) -> None:
         self.proc = proc
+        self.status_fd = status_fd
+        self.supervised = status_fd is not None
         self.on_data = on_data
         self.signal = signal
         self.timeout_s = timeout_s
         self.timeout_raw = timeout_raw
+        self.drain_limit = drain_limit
         self.loop = asyncio.get_running_loop()
         self.done: asyncio.Future[None] = self.loop.create_future()
-        self.fds: list[int] = []
         self.open_fds: set[int] = set()
+        self.status_buf = b""
+        self.shell_pid: int | None = None if self.supervised else proc.pid
         self.exited = False
+        self.proc_gone = False
         self.exit_code: int | None = None
-        self.grace: asyncio.TimerHandle | None = None
+        self.spawn_errno: int | None = None
+        self.timers: dict[str, asyncio.TimerHandle] = {}
         self.timed_out = False
+        self.killing = False
+        self.drain_cut = False
+        self.stopped_writers = 0
+        self.awaiting_holders = False
+        self.released = False
+        self.proc_exited = threading.Event()
+        self.supervisor_lost = False
+
+    # -- timers ---------------------------------------------------------------------------------
+
+    def _set_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
+        self._cancel_timer(name)
+        self.timers[name] = self.loop.call_later(delay, callback)
+
+    def _cancel_timer(self, name: str) -> None:
+        timer = self.timers.pop(name, None)
+        if timer is not None:
+            timer.cancel()
+
+    # -- control of the processes ---------------------------------------------------------------
+
+    def _send(self, command: bytes) -> None:
+        """Write a one-letter command to the supervisor (nothing when it is gone)."""
+        stdin = self.proc.stdin
+        if stdin is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            os.write(stdin.fileno(), command)
+        with contextlib.suppress(OSError):
+            os.kill(self.proc.pid, signal_mod.SIGCONT)  # a supervisor stopped by the command resumes
+
+    def _release(self) -> None:
+        """Let the supervisor go: ``q`` (leave what is left alone) unless a kill was asked."""
+        if self.released:
+            return
+        self.released = True
+        if self.supervised and not self.killing:
+            self._send(b"q")
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
 
     def _kill(self) -> None:
-        kill_process_tree(self.proc.pid)
+        """Timeout, abort or cancellation: every process of the command dies, the call ends soon."""
+        if self.killing:
+            return
+        self.killing = True
+        if self.supervised:
+            self._send(b"k")
+            pid, gone = self.proc.pid, self.proc_exited
+
+            def fallback() -> None:
+                # the supervisor did not finish the kill in time (stopped or killed by the command):
+                # walk its descendants from here, then kill it (it is not reaped before ``gone``
+                # is set, so its pid cannot have been reused)
+                if gone.wait(KILL_FALLBACK_S):
+                    return
+                with contextlib.suppress(Exception):
+                    _supervisor.kill_tree(pid, deadline_s=0.5)
+                if not gone.is_set():
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal_mod.SIGKILL)
+
+            threading.Thread(target=fallback, name=f"pi-bash-kill-{pid}", daemon=True).start()
+        if self.shell_pid is not None:
+            kill_process_tree(self.shell_pid)
+        if not self.supervised:
+            kill_process_tree(self.proc.pid)
+        self._set_timer("hard-end", KILL_HARD_END_S, self._finalize)
+
+    # -- ending -----------------------------------------------------------------------------------
 
     def _finalize(self) -> None:
         if self.done.done():
             return
-        if self.grace is not None:
-            self.grace.cancel()
-            self.grace = None
+        for name in list(self.timers):
+            self._cancel_timer(name)
         for fd in list(self.open_fds):
             self._close_fd(fd)
+        self._close_status()
+        self._release()
         self.done.set_result(None)
 
     def _close_fd(self, fd: int) -> None:
@@ -285,10 +505,41 @@ class _ChildWaiter:
             self.loop.remove_reader(fd)
         self.open_fds.discard(fd)
 
+    def _close_status(self) -> None:
+        if self.status_fd is None:
+            return
+        fd, self.status_fd = self.status_fd, None
+        with contextlib.suppress(Exception):
+            self.loop.remove_reader(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+    def _ended(self) -> bool:
+        """The shell's end is known (or, after a kill, the supervisor's)."""
+        return self.exited or (self.proc_gone and (not self.supervised or self.killing))
+
+    def _maybe_finalize(self) -> None:
+        if self._ended() and not self.open_fds and not self.awaiting_holders:
+            self._finalize()
+
     def _arm_grace(self) -> None:
-        if self.grace is not None:
-            self.grace.cancel()
-        self.grace = self.loop.call_later(EXIT_STDIO_GRACE_S, self._finalize)
+        if not self.awaiting_holders:
+            self._set_timer("grace", EXIT_STDIO_GRACE_S, self._finalize)
+
+    def _on_drain_limit(self) -> None:
+        """Output still arriving ``drain_limit`` s after the shell exited: stop reading there."""
+        if self.done.done() or self.killing:
+            return
+        self.drain_cut = True
+        self._cancel_timer("grace")
+        if self.supervised and self.status_fd is not None and not self.proc_gone:
+            self.awaiting_holders = True  # the supervisor kills the pipe holders and answers H n
+            self._send(b"h")
+            self._set_timer("holders", HOLDERS_ANSWER_S, self._finalize)
+        else:
+            self._finalize()
+
+    # -- events -----------------------------------------------------------------------------------
 
     def _on_readable(self, fd: int) -> None:
         while True:
@@ -300,29 +551,98 @@ class _ChildWaiter:
                 data = b""
             if not data:
                 self._close_fd(fd)
-                if self.exited and not self.open_fds:
-                    self._finalize()
+                self._maybe_finalize()
                 return
             if self.done.done():
                 return
-            self.on_data(data)
-            if self.exited:
+            if not self.awaiting_holders:
+                self.on_data(data)
+            if self._ended():
                 self._arm_grace()  # output still arriving after exit: keep reading
             if len(data) < READ_CHUNK:
                 return
 
+    def _on_status(self) -> None:
+        fd = self.status_fd
+        if fd is None:
+            return
+        try:
+            data = os.read(fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._close_status()
+            return
+        self.status_buf += data
+        while b"\n" in self.status_buf:
+            line, self.status_buf = self.status_buf.split(b"\n", 1)
+            kind, _, value = line.decode("ascii", "replace").partition(" ")
+            with contextlib.suppress(ValueError):
+                if kind == "P":
+                    self.shell_pid = int(value)
+                elif kind == "F":
+                    self.spawn_errno = int(value) or errno_mod.ENOENT
+                elif kind == "X":
+                    self._on_exit(int(value))
+                elif kind == "H":
+                    self.stopped_writers = int(value)
+                    self.awaiting_holders = False
+                    self._finalize()
+
     def _on_exit(self, code: int) -> None:
+        if self.exited:
+            return
         self.exited = True
         self.exit_code = code if code >= 0 else None  # killed by a signal: Node says null
+        if self.done.done():
+            return
         if not self.open_fds:
             self._finalize()
-        elif not self.done.done():
-            self._arm_grace()
+            return
+        self._arm_grace()
+        if not self.killing:
+            self._set_timer("drain", self.drain_limit, self._on_drain_limit)
+
+    def _on_proc_exit(self, code: int) -> None:
+        self.proc_gone = True
+        if not self.supervised:
+            self._on_exit(code)
+            return
+        if self.done.done() or self.exited:
+            return
+        if self.status_fd is not None:
+            self._on_status()  # a last report may be waiting
+        if self.exited or self.done.done():
+            return
+        if self.awaiting_holders:
+            self._finalize()
+            return
+        if self.killing:
+            # the supervisor exits once everything it could reach is dead
+            self._maybe_finalize()
+            if not self.done.done():
+                self._arm_grace()
+            return
+        # the command killed its supervisor (``kill -9 $PPID``, ``pkill -9 -f python``): carry on
+        # as Pi would, waiting for the shell itself (its exit code is lost)
+        self.supervisor_lost = True
+        self._poll_shell()
+
+    def _poll_shell(self) -> None:
+        if self.done.done() or self.exited:
+            return
+        if self.shell_pid is None or _supervisor.process_gone(self.shell_pid):
+            self._on_exit(-1)
+            return
+        self._set_timer("poll-shell", SHELL_POLL_S, self._poll_shell)
 
     def _wait_thread(self) -> None:
         code = self.proc.wait()
+        self.proc_exited.set()
         with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
-            self.loop.call_soon_threadsafe(self._on_exit, code)
+            self.loop.call_soon_threadsafe(self._on_proc_exit, code)
 
     def _on_timeout(self) -> None:
         self.timed_out = True
@@ -334,10 +654,13 @@ class _ChildWaiter:
         for pipe in pipes:
             fd = pipe.fileno()
             os.set_blocking(fd, False)
-            self.fds.append(fd)
             self.open_fds.add(fd)
             self.loop.add_reader(fd, self._on_readable, fd)
-        timer = self.loop.call_later(self.timeout_s, self._on_timeout) if self.timeout_s is not None else None
+        if self.status_fd is not None:
+            os.set_blocking(self.status_fd, False)
+            self.loop.add_reader(self.status_fd, self._on_status)
+        if self.timeout_s is not None:
+            self._set_timer("timeout", self.timeout_s, self._on_timeout)
 
         def on_abort() -> None:
             with contextlib.suppress(RuntimeError):
@@ -351,12 +674,14 @@ class _ChildWaiter:
             self._kill()
             raise
         finally:
-            if timer is not None:
-                timer.cancel()
             if remove is not None:
                 remove()
+            for name in list(self.timers):
+                self._cancel_timer(name)
             for fd in list(self.open_fds):
                 self._close_fd(fd)
+            self._close_status()
+            self._release()
             for pipe in pipes:
                 with contextlib.suppress(OSError):
                     pipe.close()
@@ -367,6 +692,64 @@ class _ChildWaiter:
                 f"timeout:{js_number_to_string(self.timeout_raw if self.timeout_raw is not None else 0)}"
             )
         return self.exit_code
+
+
+class _CappedOutputAccumulator(OutputAccumulator):
+    """The bash tool's accumulator: the full-output temp file stops at ``max_file_bytes``, and a
+    file that cannot be created or written (disk full, ``RLIMIT_FSIZE``, a read-only temp dir)
+    stops being written instead of failing the call; ``file_error`` then says why."""
+
+    def __init__(self, *, max_file_bytes: int, temp_file_prefix: str, tmpdir: str | None) -> None:
+        super().__init__(temp_file_prefix=temp_file_prefix, tmpdir=tmpdir)
+        self.max_file_bytes = max_file_bytes
+        self.file_bytes = 0
+        self.file_capped = False
+        self.file_error: str | None = None
+
+    def _failed(self, exc: OutputAccumulatorError) -> None:
+        if self.file_error is None:
+            cause = exc.__cause__
+            self.file_error = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
+        file, self._file = self._file, None
+        if file is not None:
+            with contextlib.suppress(OSError):
+                file.close()
+
+    def _ensure_temp_file(self) -> None:
+        if self.file_error is not None:
+            return
+        try:
+            super()._ensure_temp_file()
+        except OutputAccumulatorError as exc:
+            self._failed(exc)
+
+    def _write(self, data: bytes) -> None:
+        if self.file_error is not None:
+            return
+        room = self.max_file_bytes - self.file_bytes
+        if len(data) > room:
+            self.file_capped = True
+            data = data[: max(room, 0)]
+        if not data:
+            return
+        try:
+            super()._write(data)
+        except OutputAccumulatorError as exc:
+            self._failed(exc)
+            return
+        self.file_bytes += len(data)
+
+    def _flush(self) -> None:
+        try:
+            super()._flush()
+        except OutputAccumulatorError as exc:
+            self._failed(exc)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OutputAccumulatorError as exc:
+            self._failed(exc)
 
 
 SpawnHook = Callable[[BashSpawnContext], BashSpawnContext]
@@ -387,7 +770,15 @@ class BashTool(AgentTool):
         spawn_hook: SpawnHook | None = None,
         operations: BashOperations | None = None,
         tmpdir: str | None = None,
+        full_output_max_bytes: int = DEFAULT_FULL_OUTPUT_MAX_BYTES,
+        exit_drain_limit: float = EXIT_DRAIN_LIMIT_S,
     ) -> None:
+        if (
+            isinstance(full_output_max_bytes, bool)
+            or not isinstance(full_output_max_bytes, int)
+            or full_output_max_bytes < 0
+        ):
+            raise ToolError(f"full_output_max_bytes must be an int >= 0, got {full_output_max_bytes!r}")
         super().__init__(
             name="bash",
             label="bash",
@@ -400,8 +791,26 @@ class BashTool(AgentTool):
         self.command_prefix = command_prefix
         self.expose_session_environment = expose_session_environment
         self.spawn_hook = spawn_hook
-        self.operations: BashOperations = operations or LocalBashOperations(shell_path)
+        self.operations: BashOperations = operations or LocalBashOperations(
+            shell_path, exit_drain_limit=exit_drain_limit
+        )
         self.tmpdir = tmpdir
+        self.full_output_max_bytes = full_output_max_bytes
+        self.temp_files: list[str] = []
+        """Full-output files this tool wrote (see :meth:`cleanup_temp_files`)."""
+
+    def cleanup_temp_files(self) -> list[str]:
+        """Delete the full-output files this tool's calls wrote (regular files only); returns them."""
+        removed: list[str] = []
+        for path in list(self.temp_files):
+            try:
+                if stat_mod.S_ISREG(os.lstat(path).st_mode):
+                    os.unlink(path)
+                    removed.append(path)
+            except FileNotFoundError:
+                pass
+            self.temp_files.remove(path)
+        return removed
 
     def _spawn_context(self, command: str, cwd: str, ctx: ToolContext | None) -> BashSpawnContext:
         env = get_shell_env()
@@ -431,11 +840,18 @@ class BashTool(AgentTool):
         on_update: ToolUpdateCallback | None = None,
         ctx: ToolContext | None = None,
     ) -> AgentToolResult:
-        command: str = params["command"]
+        command = params.get("command")
+        if not isinstance(command, str):
+            raise ToolError(f"command must be a string, got {type(command).__name__}")
+        if "\x00" in command:
+            raise ToolError("command must not contain NUL characters")
         timeout = params.get("timeout")
         resolved = f"{self.command_prefix}\n{command}" if self.command_prefix else command
         spawn = self._spawn_context(resolved, self.effective_cwd(ctx), ctx)
-        output = OutputAccumulator(temp_file_prefix="pi-bash", tmpdir=self.tmpdir)
+        output = _CappedOutputAccumulator(
+            max_file_bytes=self.full_output_max_bytes, temp_file_prefix="pi-bash", tmpdir=self.tmpdir
+        )
+        session_id = ctx.session_id if ctx is not None else None
         state = {"accepting": True, "dirty": False, "last": 0.0}
         timer: list[asyncio.TimerHandle] = []
         loop = asyncio.get_running_loop()
@@ -507,6 +923,16 @@ class BashTool(AgentTool):
             start_line = t.total_lines - t.output_lines + 1
             end_line = t.total_lines
             path = snap.full_output_path if snap.full_output_path is not None else "undefined"
+            if output.file_error is not None:
+                details["fullOutputError"] = output.file_error
+                path = (
+                    f"{snap.full_output_path} (incomplete: {output.file_error})"
+                    if snap.full_output_path is not None
+                    else f"not saved ({output.file_error})"
+                )
+            elif output.file_capped:
+                details["fullOutputMaxBytes"] = output.max_file_bytes
+                path += f" (holds the first {format_size(output.max_file_bytes)} only)"
             if t.last_line_partial:
                 text += (
                     f"\n\n[Showing last {format_size(t.output_bytes)} of line {end_line} "
@@ -524,16 +950,44 @@ class BashTool(AgentTool):
         def append_status(text: str, status: str) -> str:
             return f"{text}\n\n{status}" if text else status
 
+        def drain_notice(text: str, report: BashExecReport) -> str:
+            if report.supervisor_lost:
+                text += (
+                    "\n\n[The command killed the bash tool's supervisor process: its exit code is unknown, "
+                    "and processes that left its process group can no longer be stopped.]"
+                )
+            if not report.drain_cut:
+                return text
+            limit = js_number_to_string(getattr(self.operations, "exit_drain_limit", EXIT_DRAIN_LIMIT_S))
+            if report.stopped_writers:
+                what = f"the {report.stopped_writers} background process(es) still holding it were killed"
+            else:
+                what = "background processes still writing were cut off"
+            return f"{text}\n\n[Output was still arriving {limit} seconds after the shell exited: reading stopped there and {what}.]"
+
         try:
             try:
-                exit_code = await self.operations.exec(
-                    spawn.command,
-                    spawn.cwd,
-                    on_data=handle_data,
-                    signal=signal,
-                    timeout=timeout,
-                    env=spawn.env,
-                )
+                if isinstance(self.operations, LocalBashOperations):
+                    report = await self.operations.exec_report(
+                        spawn.command,
+                        spawn.cwd,
+                        on_data=handle_data,
+                        signal=signal,
+                        timeout=timeout,
+                        env=spawn.env,
+                    )
+                else:
+                    report = BashExecReport(
+                        await self.operations.exec(
+                            spawn.command,
+                            spawn.cwd,
+                            on_data=handle_data,
+                            signal=signal,
+                            timeout=timeout,
+                            env=spawn.env,
+                        )
+                    )
+                exit_code = report.exit_code
             except Exception as err:
                 snap = finish_output()
                 text, _ = format_output(snap, "")
@@ -549,6 +1003,7 @@ class BashTool(AgentTool):
                 raise ToolError(message) from err
             snap = finish_output()
             text, details = format_output(snap)
+            text = drain_notice(text, report)
             if exit_code != 0 and exit_code is not None:
                 raise ToolError(append_status(text, f"Command exited with code {exit_code}"))
             return AgentToolResult(content=[{"type": "text", "text": text}], details=details)
@@ -556,6 +1011,9 @@ class BashTool(AgentTool):
             clear_timer()
             if not output.closed:
                 output.close()
+            if output.full_output_path is not None:
+                self.temp_files.append(output.full_output_path)
+                track_tool_temp_file(output.full_output_path, session_id)
 
 
 def create_bash_tool(
@@ -567,8 +1025,11 @@ def create_bash_tool(
     spawn_hook: SpawnHook | None = None,
     operations: BashOperations | None = None,
     tmpdir: str | None = None,
+    full_output_max_bytes: int = DEFAULT_FULL_OUTPUT_MAX_BYTES,
+    exit_drain_limit: float = EXIT_DRAIN_LIMIT_S,
 ) -> BashTool:
-    """Pi's ``createBashTool(cwd, options)``."""
+    """Pi's ``createBashTool(cwd, options)``, plus pi_nb's ``full_output_max_bytes`` (the cap of the
+    full-output file) and ``exit_drain_limit`` (how long output is read after the shell exited)."""
     return BashTool(
         cwd,
         command_prefix=command_prefix,
@@ -577,4 +1038,6 @@ def create_bash_tool(
         spawn_hook=spawn_hook,
         operations=operations,
         tmpdir=tmpdir,
+        full_output_max_bytes=full_output_max_bytes,
+        exit_drain_limit=exit_drain_limit,
     )

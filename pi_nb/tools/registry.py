@@ -19,7 +19,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from pi_nb.errors import ToolError, UnknownToolError
-from pi_nb.tools.base import AbortSignal, AgentTool, ToolContext, ToolOutcome, ToolUpdateCallback
+from pi_nb.tools.base import (
+    AbortSignal,
+    AgentTool,
+    AgentToolResult,
+    ToolContext,
+    ToolOutcome,
+    ToolUpdateCallback,
+)
 from pi_nb.tools.bash import create_bash_tool
 from pi_nb.tools.edit import create_edit_tool
 from pi_nb.tools.find import create_find_tool
@@ -61,10 +68,13 @@ _FACTORIES: dict[str, Any] = {
 def create_tool(name: str, cwd: str, options: ToolsOptions | None = None) -> AgentTool:
     """Pi's ``createTool(name, cwd, options)``; ``options[name]`` are the tool's keyword options
     (e.g. ``{"bash": {"command_prefix": "set -e"}, "find": {"backend": "python"}}``)."""
-    factory = _FACTORIES.get(name)
+    factory = _FACTORIES.get(name) if isinstance(name, str) else None
     if factory is None:
         raise UnknownToolError(f"Unknown tool name: {name}")
-    tool: AgentTool = factory(cwd, **dict((options or {}).get(name) or {}))
+    try:
+        tool: AgentTool = factory(cwd, **dict((options or {}).get(name) or {}))
+    except TypeError as exc:
+        raise ToolError(f"Invalid options for the {name} tool: {exc}") from None
     return tool
 
 
@@ -111,17 +121,40 @@ async def execute_tool_call(
     ctx: ToolContext | None = None,
     validate: bool = True,
 ) -> ToolOutcome:
-    """One tool call, as Pi's agent loop runs it (see the module docstring)."""
+    """One tool call, as Pi's agent loop runs it (see the module docstring).
+
+    Like Pi's loop, *any* exception a tool raises becomes an error outcome (its message, or its
+    type's name when it has none), not only :class:`~pi_nb.errors.ToolError`: a tool bug or a
+    hostile argument the schema let through (``validate=False``) cannot break the caller.
+    Cancellation (``asyncio.CancelledError``), ``KeyboardInterrupt`` and ``SystemExit`` still
+    propagate.
+    """
     try:
         prepared = tool.prepare_arguments(args)
         params = validate_tool_arguments(tool, prepared) if validate else prepared
     except ToolError as exc:
         return _error(str(exc), "prepare")
+    except Exception as exc:
+        return _error(_message(exc), "prepare")
     try:
+        if not isinstance(params, dict):
+            raise ToolError(f"Tool arguments must be an object, got {type(params).__name__}")
         result = await tool.execute(tool_call_id, params, signal, on_update, ctx)
     except ToolError as exc:
         return _error(str(exc), "execute")
+    except Exception as exc:
+        return _error(_message(exc), "execute")
+    if not isinstance(result, AgentToolResult):
+        return _error(f"Tool {tool.name} returned {type(result).__name__}, not a tool result", "execute")
     return ToolOutcome(is_error=False, content=result.content, details=result.details)
+
+
+def _message(exc: BaseException) -> str:
+    """``error.message`` as Pi's loop reads it: the text, else the exception's type name."""
+    text = str(exc)
+    if isinstance(exc, KeyError) and exc.args:
+        text = f"Missing argument: {exc.args[0]}"
+    return text or type(exc).__name__
 
 
 def run_tool(
@@ -139,7 +172,11 @@ def run_tool(
     """Create the built-in tool ``name`` for ``cwd`` and run one call synchronously.
 
     ``run_tool("read", "/proj", {"path": "README.md"}).text`` is the quickest way to see what the
-    model would see. Never raises for a tool failure: check ``outcome.is_error``.
+    model would see. Never raises for a tool failure, whatever ``params`` hold (wrong types, huge or
+    negative numbers, paths to directories, FIFOs or devices): check ``outcome.is_error``. Only
+    the caller's own setup raises: an unknown tool ``name``
+    (:class:`~pi_nb.errors.UnknownToolError`) or ``options`` the tool does not take
+    (:class:`~pi_nb.errors.ToolError`).
     """
     tool = create_tool(name, cwd, options)
 

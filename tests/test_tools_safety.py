@@ -731,3 +731,43 @@ def test_a_command_that_kills_its_supervisor_still_ends(tmp_path: Path) -> None:
     assert out.is_error and out.text.endswith("Command timed out after 0.5 seconds")
     assert time.monotonic() - started < 2.5
     assert _wait_all_gone(_pids(tmp_path / "pid"), 1.0) == []
+
+
+# --- the siblings of read: grep, edit and write refuse special files too --------------------------
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize(
+    ("tool", "make_params"),
+    [
+        ("grep", lambda p: {"pattern": "x", "path": p}),
+        ("edit", lambda p: {"path": p, "edits": [{"oldText": "a", "newText": "b"}]}),
+        ("write", lambda p: {"path": p, "content": "hello"}),
+    ],
+)
+def test_grep_edit_and_write_refuse_a_fifo_at_once(tmp_path: Path, tool: str, make_params: Any) -> None:
+    """A FIFO with no peer would block each of them forever (Pi's do block)."""
+    import time as _time
+
+    from pi_nb.tools import run_tool
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    start = _time.monotonic()
+    outcome = run_tool(tool, str(tmp_path), make_params(str(fifo)))
+    assert outcome.is_error and "FIFO" in outcome.text, outcome.text
+    assert _time.monotonic() - start < 5
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_grep_refuses_a_device_and_write_never_writes_one(tmp_path: Path) -> None:
+    from pi_nb.tools import run_tool
+
+    outcome = run_tool("grep", str(tmp_path), {"pattern": "x", "path": "/dev/zero"})
+    assert outcome.is_error and "character device" in outcome.text
+    link = tmp_path / "looks-like-a-file.txt"
+    link.symlink_to("/dev/null")
+    outcome = run_tool("write", str(tmp_path), {"path": str(link), "content": "data"})
+    assert outcome.is_error and "character device" in outcome.text
+    assert link.is_symlink()

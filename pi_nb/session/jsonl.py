@@ -54,6 +54,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_nb._fs import file_kind
 from pi_nb._js import JS_WHITESPACE as _JS_WS
 from pi_nb._js import js_stringify, js_utf8_encode
 from pi_nb._js import js_trim as _js_trim
@@ -213,20 +214,7 @@ def _problem(line_number: int, reason: str, text: str) -> LoadProblem:
     return LoadProblem(line_number, reason, text[:_RAW_PREFIX_CHARS])
 
 
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _kind(mode: int) -> str:
-    for test, name in _KINDS:
-        if test(mode):
-            return name
-    return "not a regular file"  # pragma: no cover - doors, whiteouts
+_kind = file_kind
 
 
 def check_regular_file(path: str, st: os.stat_result | None = None) -> None:

@@ -18,6 +18,7 @@ from pi_nb.tools.base import (
     ToolExecutionMode,
     ToolOutcome,
     ToolUpdateCallback,
+    cleanup_tool_temp_files,
 )
 from pi_nb.tools.bash import (
     BashSpawnContext,
@@ -69,6 +70,7 @@ __all__ = [
     "ToolOutcome",
     "ToolUpdateCallback",
     "WriteTool",
+    "cleanup_tool_temp_files",
     "create_all_tools",
     "create_bash_tool",
     "create_builtin_tools",

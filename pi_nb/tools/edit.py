@@ -29,6 +29,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from pi_nb._fs import file_kind, is_special_file
 from pi_nb._js import js_trim_end, js_utf8_encode, utf16_len
 from pi_nb.errors import ToolError
 from pi_nb.tools._node import error_code, node_fs_error
@@ -346,7 +347,11 @@ class EditTool(AgentTool):
         async def mutate() -> AgentToolResult:
             throw_if_aborted()
             try:
-                os.stat(absolute)
+                mode = os.stat(absolute).st_mode
+                if is_special_file(mode):  # reading a FIFO by name blocks, /dev/zero never ends
+                    raise ToolError(
+                        f"Could not edit file: {path}. It is {file_kind(mode)}, not a regular file."
+                    )
                 if not os.access(absolute, os.R_OK | os.W_OK):
                     raise PermissionError(13, "Permission denied")
             except OSError as exc:

@@ -27,6 +27,7 @@ import subprocess
 import sys
 from typing import Any
 
+from pi_nb._fs import file_kind, is_special_file
 from pi_nb._js import js_number_to_string
 from pi_nb.errors import ToolError
 from pi_nb.tools.base import (
@@ -123,9 +124,13 @@ class GrepTool(AgentTool):
         search_path = resolve_to_cwd(params.get("path") or ".", self.effective_cwd(ctx))
         try:
             is_directory = os.path.isdir(search_path)
-            os.stat(search_path)
+            mode = os.stat(search_path).st_mode
         except OSError:
             raise ToolError(f"Path not found: {search_path}") from None
+        if is_special_file(mode):  # rg would block on a FIFO and never end on /dev/zero
+            raise ToolError(
+                f"Cannot search {search_path}: it is {file_kind(mode)}, not a regular file or a directory"
+            )
         context = params.get("context")
         context_value = context if context and context > 0 else 0
         limit = params.get("limit")

@@ -44,6 +44,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, BinaryIO, Protocol
 
+from pi_nb._fs import file_kind
 from pi_nb._js import js_number_to_string, js_utf8_encode
 from pi_nb.errors import ToolError
 from pi_nb.tools._node import js_slice, node_fs_error
@@ -559,19 +560,13 @@ class ReadTool(AgentTool):
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_NOCTTY = getattr(os, "O_NOCTTY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_SPECIAL_KINDS = (
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
 
 
 def _refuse_special(mode: int, absolute: str) -> None:
     """Only regular files are read: a FIFO, socket or device would block or never end."""
     if stat.S_ISREG(mode):
         return
-    kind = next((what for test, what in _SPECIAL_KINDS if test(mode)), "not a regular file")
+    kind = file_kind(mode)
     raise ToolError(
         f"Cannot read {absolute}: it is {kind}, not a regular file. "
         "The read tool only reads regular files (use bash to read from special files, with a limit "

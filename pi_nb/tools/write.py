@@ -11,6 +11,7 @@ import errno
 import os
 from typing import Any
 
+from pi_nb._fs import file_kind, is_special_file
 from pi_nb._js import js_utf8_encode
 from pi_nb.errors import ToolError
 from pi_nb.tools._node import node_fs_error
@@ -102,6 +103,13 @@ class WriteTool(AgentTool):
             throw_if_aborted()
             _mkdir_p(directory)
             throw_if_aborted()
+            try:
+                mode: int | None = os.stat(absolute).st_mode
+            except OSError:
+                mode = None
+            if mode is not None and is_special_file(mode):
+                # writing to a FIFO blocks until a reader comes; to a device as root, destroys it
+                raise ToolError(f"Could not write {path}: it is {file_kind(mode)}, not a regular file.")
             try:
                 with open(absolute, "wb") as f:
                     f.write(js_utf8_encode(content))

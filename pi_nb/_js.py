@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -301,3 +302,50 @@ def js_stringify_pretty(value: Any, indent: int | str = 2, _level: int = 0) -> s
         parts = [inner + js_stringify_pretty(v, unit, _level + 1) for v in value]
         return "[\n" + ",\n".join(parts) + "\n" + outer + "]"
     return js_stringify(value)
+
+
+# --- JSON.parse ---------------------------------------------------------------------------------
+
+
+def _reject_js_constant(name: str) -> Any:
+    # JSON.parse has no NaN / Infinity / -Infinity literals (Python's json module accepts them)
+    raise ValueError(f"Unexpected token {name[0]} in JSON: {name} is not JSON")
+
+
+def _js_big_int(text: str) -> int | float:
+    # Python refuses int literals over 4300 digits; JavaScript reads them as a (possibly infinite) double.
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+JS_JSON_DECODER = json.JSONDecoder(parse_constant=_reject_js_constant)
+"""A decoder that refuses what ``JSON.parse`` refuses (for callers that need its ``scan_once``)."""
+_JS_JSON_SLOW = json.JSONDecoder(parse_constant=_reject_js_constant, parse_int=_js_big_int)
+
+
+def js_json_parse(text: str) -> Any:
+    """``JSON.parse(text)``: raises ``ValueError`` (``json.JSONDecodeError`` for a syntax error, or
+    ``RecursionError`` past Python's nesting limit) where JavaScript throws. Strict JSON: no
+    ``NaN``/``Infinity``, no raw control characters in strings; integers of any length are read (as a
+    double past Python's 4,300-digit limit, like JavaScript). The one JSON.parse of pi_nb."""
+    try:
+        return JS_JSON_DECODER.decode(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        if "digits" not in str(exc):
+            raise
+        return _JS_JSON_SLOW.decode(text)
+
+
+def js_round(x: float) -> int:
+    """JavaScript's ``Math.round``: halves round up, towards +infinity (``-2.5`` -> ``-2``)."""
+    return math.floor(x + 0.5)
+
+
+def js_homedir() -> str:
+    """Node's ``process.env.HOME || os.homedir()``: ``$HOME`` when set and not empty, else the
+    password database's home (the one home directory of pi_nb, as Pi resolves ``~``)."""
+    return os.environ.get("HOME") or os.path.expanduser("~")

@@ -27,12 +27,11 @@ strictly above 90 % is ``"error"`` (``contextPercentValue > 70`` / ``> 90`` in
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pi_nb._js import js_stringify, js_to_fixed
+from pi_nb._js import js_round, js_stringify, js_to_fixed
 from pi_nb.errors import NotebookError
 from pi_nb.session.context import session_entry_to_context_messages
 from pi_nb.tokens import (
@@ -117,9 +116,7 @@ def format_tokens(count: int | float) -> str:
     return f"{_js_round(count / 1000000)}M"
 
 
-def _js_round(x: float) -> int:
-    """JavaScript ``Math.round`` (halves go up, also for negatives)."""
-    return math.floor(x + 0.5)
+_js_round = js_round
 
 
 def context_level(percent: float | None) -> Level:

@@ -48,10 +48,6 @@ def _pct(tokens: float, window: int) -> float:
     return max(0.0, min(100.0, tokens / window * 100)) if window else 0.0
 
 
-def _fmt_pct(x: float) -> str:
-    return f"{x:.1f}".rstrip("0").rstrip(".") if x else "0"
-
-
 def _level_text(budget: TokenBudget) -> tuple[str, str]:
     if budget.unknown or budget.percent is None:
         return (f"?/{format_tokens(budget.context_window)}", COLORS["unknown"])

@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pi_nb._js import js_json_parse
+
 __all__ = [
     "REDACTED_KEY",
     "CostFunction",
@@ -101,13 +103,7 @@ class _Malformed(Exception):
     """The JSON text is not JSON."""
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")  # JSON.parse has no NaN/Infinity
-
-
-def _js_json_parse(text: str) -> Any:
-    """``JSON.parse``: strict JSON (no NaN/Infinity, no raw control characters in strings)."""
-    return json.loads(text, parse_constant=_reject_constant)
+_js_json_parse = js_json_parse
 
 
 _VALID_ESCAPES = frozenset('"\\/bfnrtu')

@@ -38,8 +38,8 @@ from urllib.parse import unquote, urlsplit
 
 import filelock
 
+from pi_nb._js import js_homedir, js_json_parse, js_trim
 from pi_nb._js import js_sort_key as _js_sort_key
-from pi_nb._js import js_trim
 from pi_nb.errors import ResourceError
 
 # normalize_path / resolve_path are public here but not re-exported at the top level:
@@ -205,9 +205,7 @@ def is_under_path(target: str, root: str) -> bool:
     return target.startswith(prefix)
 
 
-def os_homedir() -> str:
-    """``process.env.HOME || os.homedir()``: ``$HOME`` when set, else the password database."""
-    return os.environ.get("HOME") or os.path.expanduser("~")
+os_homedir = js_homedir
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,15 +217,7 @@ def js_sorted_keys(keys: Any) -> list[str]:
     return sorted(keys, key=_js_sort_key)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"Unexpected token {name[0]} in JSON")
-
-
-def json_parse(text: str) -> Any:
-    """``JSON.parse``: like :func:`json.loads` but rejecting ``NaN``/``Infinity`` as JavaScript does."""
-    import json
-
-    return json.loads(text, parse_constant=_reject_constant)
+json_parse = js_json_parse
 
 
 def write_file_atomic(path: str, text: str) -> None:

@@ -42,7 +42,6 @@ import contextlib
 import errno
 import gc
 import importlib
-import json
 import os
 import shutil
 import stat
@@ -55,8 +54,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_nb._fs import file_kind
+from pi_nb._js import JS_JSON_DECODER, js_json_parse, js_stringify, js_utf8_encode
 from pi_nb._js import JS_WHITESPACE as _JS_WS
-from pi_nb._js import js_stringify, js_utf8_encode
 from pi_nb._js import js_trim as _js_trim
 from pi_nb._js import js_truthy as _js_truthy
 from pi_nb.errors import SessionError, SessionFileTypeError, SessionLockedError
@@ -105,38 +104,11 @@ def _js_blank(s: str) -> bool:
     return not s.strip(_JS_WS)
 
 
-def _reject_constant(name: str) -> Any:
-    # JSON.parse has no NaN / Infinity / -Infinity literals.
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_DECODER = JS_JSON_DECODER
 _decode = _DECODER.decode
 _SCAN_ONCE: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 _JSON_WS = " \t\n\r"
-
-
-def _big_int(text: str) -> int | float:
-    # Python refuses int literals over 4300 digits; JavaScript reads them as a (possibly infinite) double.
-    try:
-        return int(text)
-    except ValueError:
-        return float(text)
-
-
-_SLOW_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_big_int)
-
-
-def _json_parse(text: str) -> Any:
-    """``JSON.parse(text)``; raises ValueError (or RecursionError) where JavaScript throws."""
-    try:
-        return _decode(text)
-    except json.JSONDecodeError:
-        raise
-    except ValueError as exc:
-        if "digits" not in str(exc):
-            raise
-        return _SLOW_DECODER.decode(text)
+_json_parse = js_json_parse
 
 
 def _is_header(v: Any) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast, runtime_checkable
 
-from pi_nb._js import UNDEFINED, Undefined, js_stringify
+from pi_nb._js import UNDEFINED, Undefined, js_homedir, js_stringify
 from pi_nb.errors import NotebookError
 from pi_nb.session.context import _context_entries_from_path, session_entry_to_context_messages
 from pi_nb.session.jsonl import gc_paused
@@ -93,7 +93,7 @@ def _has_text(content: Any) -> bool:
 
 
 def _shorten_path(p: str) -> str:
-    home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
+    home = js_homedir()
     if home and p.startswith(home):
         return "~" + p[len(home) :]
     return p

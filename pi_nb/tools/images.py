@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from pi_nb._js import js_to_fixed
+from pi_nb._js import js_round, js_to_fixed
 
 __all__ = ["detect_supported_image_mime_type", "detect_supported_image_mime_type_from_file", "process_image"]
 
@@ -215,9 +215,7 @@ def _resize(data: bytes, mime: str) -> tuple[str, str, int, int, int, int, bool]
         tw, th = nw, nh
 
 
-def _js_round(x: float) -> int:
-    """``Math.round``: halves round up (towards +infinity)."""
-    return math.floor(x + 0.5)
+_js_round = js_round
 
 
 def process_image(data: bytes, mime_type: str, *, auto_resize_images: bool = True) -> ProcessedImage:

@@ -24,6 +24,7 @@ import re
 import unicodedata
 from urllib.parse import unquote, urlsplit
 
+from pi_nb._js import js_homedir
 from pi_nb.errors import ToolError
 
 __all__ = ["expand_path", "normalize_path", "resolve_path", "resolve_read_path", "resolve_to_cwd"]
@@ -33,8 +34,7 @@ NARROW_NO_BREAK_SPACE = "\u202f"
 _AM_PM = re.compile(r" (AM|PM)\.", re.IGNORECASE)
 
 
-def _home() -> str:
-    return os.path.expanduser("~")
+_home = js_homedir
 
 
 def node_normalize(path: str) -> str:

@@ -22,7 +22,6 @@ built-in tools need); other keywords are accepted and ignored by the checker.
 from __future__ import annotations
 
 import copy
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -236,16 +235,6 @@ def _errors(schema: Mapping[str, Any], value: Any, path: list[str], out: list[st
 
 def _format_path(path: list[str]) -> str:
     return ".".join(path) if path else "root"
-
-
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-def _js_string_literal(s: str) -> str:
-    out = json.dumps(s, ensure_ascii=False)
-    if _LONE_SURROGATE.search(out):
-        out = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", out)
-    return out
 
 
 def validate_tool_arguments(tool: Any, args: Any) -> Any:

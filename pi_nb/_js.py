@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -183,7 +184,7 @@ def _needs_slow_path(value: Any) -> bool:
     return False
 
 
-def _js_key_order(d: dict[Any, Any]) -> list[tuple[str, Any]]:
+def js_key_order(d: dict[Any, Any]) -> list[tuple[str, Any]]:
     """Own-property order of a JS object: array-index keys ascending, then the rest as inserted."""
     items = [(str(k), x) for k, x in d.items()]
     index = sorted(((k, x) for k, x in items if is_array_index(k)), key=lambda kx: int(kx[0]))
@@ -215,7 +216,7 @@ def _stringify_slow(v: Any) -> str:
         return (
             "{"
             + ",".join(
-                json.dumps(k, ensure_ascii=False) + ":" + _stringify_slow(x) for k, x in _js_key_order(v)
+                json.dumps(k, ensure_ascii=False) + ":" + _stringify_slow(x) for k, x in js_key_order(v)
             )
             + "}"
         )
@@ -349,3 +350,21 @@ def js_homedir() -> str:
     """Node's ``process.env.HOME || os.homedir()``: ``$HOME`` when set and not empty, else the
     password database's home (the one home directory of pi_nb, as Pi resolves ``~``)."""
     return os.environ.get("HOME") or os.path.expanduser("~")
+
+
+def js_type_name(value: object) -> str:
+    """How JavaScript names a JSON value's type in an error message: ``null``, ``boolean``,
+    ``number``, ``string``, ``array``, ``object`` (a Python type's own name otherwise)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__

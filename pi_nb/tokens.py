@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Final
 
-from pi_nb._js import js_stringify
+from pi_nb._js import js_stringify, js_type_name
 from pi_nb._js import utf16_len as _utf16_len
 from pi_nb.errors import InvalidMessageError, TokenizerError
 
@@ -92,21 +92,7 @@ def _cached_utf16_len(s: str) -> int:
     return n
 
 
-def _js_type(value: object) -> str:
-    """How JavaScript would name the value's type, for error messages about JSON data."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
+_js_type = js_type_name
 
 
 def _require_str(value: object, what: str) -> str:

@@ -82,9 +82,8 @@ from pi_nb.compaction.overflow import is_context_overflow, is_recoverable_length
 from pi_nb.compaction.preparation import CompactionPreparation, prepare_compaction
 from pi_nb.compaction.serialization import compute_file_lists, format_file_operations
 from pi_nb.compaction.settings import CompactionSettings, should_compact
-from pi_nb.errors import ReplayError
+from pi_nb.errors import InvalidSessionFileError, ReplayError
 from pi_nb.session.context import session_entry_to_context_messages
-from pi_nb.session.jsonl import read_session_file
 from pi_nb.session.manager import SessionManager
 from pi_nb.tokens import calculate_context_tokens, estimate_tokens
 
@@ -1126,14 +1125,12 @@ def _load(
         session_file = session.get_session_file()
     elif isinstance(session, (str, os.PathLike)):
         path = os.fspath(session)
-        contents = read_session_file(path)
-        if not contents.exists:
-            raise ReplayError(f"no such session file: {path}")
-        if not contents.valid:
-            raise ReplayError(f"not a pi session file: {path}")
-        header = contents.entries[0]
-        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
-        manager = SessionManager.in_memory(cwd, entries=contents.entries)
+        try:
+            manager = SessionManager.in_memory_from_file(path)
+        except FileNotFoundError:
+            raise ReplayError(f"no such session file: {path}") from None
+        except InvalidSessionFileError as exc:
+            raise ReplayError(str(exc)) from None
         session_file = path
     elif isinstance(session, Sequence) and not isinstance(session, (bytes, bytearray)):
         if not all(isinstance(e, Mapping) for e in session):

@@ -133,6 +133,10 @@ def test_sweep_frame_and_plot(tmp_path: Path) -> None:
     assert isinstance(plot_sweep(df, hue=None), Figure)
     with pytest.raises(NotebookError, match="no column"):
         plot_sweep(df, y="nope")
+    # given an Axes, a plot draws there once and returns that Axes (no second figure to display)
+    host = Figure()
+    ax = host.add_subplot()
+    assert plot_sweep(df, y="peak_context_tokens", ax=ax) is ax and len(ax.lines) == 2
 
 
 def test_notebook_07_runs_offline_and_shows_the_replay(tmp_path: Path) -> None:

@@ -200,7 +200,8 @@ import logging
 
 from dask.distributed import Client, LocalCluster
 
-# silence_logs: a loaded machine can make the cluster's shutdown log a timeout to stderr
+# a loaded machine can make the cluster's shutdown log a closed connection (at INFO) to stderr
+logging.getLogger("distributed").setLevel(logging.ERROR)
 with LocalCluster(
     n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0", silence_logs=logging.CRITICAL
 ) as cluster, Client(cluster):

@@ -28,7 +28,7 @@ from pi_nb.compaction.serialization import FileOperations, create_file_ops, extr
 from pi_nb.compaction.settings import DEFAULT_COMPACTION_SETTINGS, CompactionSettings
 from pi_nb.errors import CompactionError
 from pi_nb.messages import AgentMessage
-from pi_nb.session.context import _context_entries_from_path, build_context_entries
+from pi_nb.session.context import build_context_entries, context_entries_from_path
 from pi_nb.tokens import estimate_context_tokens
 
 __all__ = ["CompactionPreparation", "prepare_compaction"]
@@ -161,7 +161,7 @@ def _tokens_before(path_entries: Sequence[Mapping[str, Any]]) -> int:
     """
     entries: Sequence[Mapping[str, Any]]
     if _is_chain(path_entries):
-        entries = _context_entries_from_path(list(path_entries))
+        entries = context_entries_from_path(list(path_entries))
     else:
         entries = build_context_entries(path_entries)
     tail: list[Mapping[str, Any]] = []

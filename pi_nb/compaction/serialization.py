@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, MutableSet, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_nb._js import _js_key_order, js_sort_key, js_stringify, utf16_len
+from pi_nb._js import js_key_order, js_sort_key, js_stringify, utf16_len
 from pi_nb.errors import CompactionError
 from pi_nb.messages import block_text
 
@@ -209,7 +209,7 @@ def _truncate_for_summary(text: str, max_chars: int) -> str:
 def _format_tool_call_args(args: Any) -> str:
     if isinstance(args, Mapping):
         # Object.entries order: array-index keys ascending first (JSON.parse builds objects so too)
-        entries = _js_key_order(dict(args))
+        entries = js_key_order(dict(args))
     elif isinstance(args, list):
         entries = [(str(i), v) for i, v in enumerate(args)]
     elif isinstance(args, str):

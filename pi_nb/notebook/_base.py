@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
-from pi_nb.errors import NotebookError
+from pi_nb.errors import InvalidSessionFileError, NotebookError
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.paths import session_files_under
 
@@ -104,21 +104,18 @@ def load_session(source: Any) -> SessionManager:
         sm: SessionManager = source.session_manager
         return sm
     if isinstance(source, (str, os.PathLike)):
-        from pi_nb.session.jsonl import read_session_file
 
         path = os.fspath(source)
         if os.path.isdir(path):
             raise NotebookError(
                 f"{path} is a directory: pass one session file (views take a directory as a list of its files)"
             )
-        contents = read_session_file(path)
-        if not contents.exists:
-            raise NotebookError(f"no such session file: {path}")
-        if not contents.valid:
-            raise NotebookError(f"not a pi session file: {path}")
-        header = contents.entries[0]
-        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
-        return SessionManager.in_memory(cwd, entries=contents.entries)
+        try:
+            return SessionManager.in_memory_from_file(path)
+        except FileNotFoundError:
+            raise NotebookError(f"no such session file: {path}") from None
+        except InvalidSessionFileError as exc:
+            raise NotebookError(str(exc)) from None
     if isinstance(source, Sequence) and not isinstance(source, (str, bytes)):
         if all(isinstance(e, Mapping) for e in source):
             return SessionManager.in_memory(None, entries=list(source))

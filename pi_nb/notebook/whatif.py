@@ -19,7 +19,6 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from pi_nb.budget import format_tokens
 from pi_nb.errors import NotebookError
@@ -238,14 +237,16 @@ def steps_df(result: ReplayResult) -> Any:
     return df
 
 
-def plot_replay(result: ReplayResult, *, ax: Any = None, title: str | None = None) -> Figure:
+def plot_replay(result: ReplayResult, *, ax: Any = None, title: str | None = None) -> Any:
     """Context tokens along the session: the replayed policy against the recorded run.
 
     Solid: the simulated agent's context (Pi's estimate: last usage + estimates after it, the
     usage rebased after a divergence); dashed: the recorded agent's. Triangles mark the replay's
     compactions (at ``tokens_before``), crosses the recorded ones; the horizontal line is the
-    replayed threshold ``context_window - reserve_tokens``.
+    replayed threshold ``context_window - reserve_tokens``. Given ``ax``, draws there once and
+    returns that Axes (like every plot of pi_nb); else a new Figure.
     """
+    given = ax is not None
     fig, ax = _figure(ax, (9, 4))
     xs = list(range(len(result.steps)))
     ax.plot(
@@ -310,7 +311,7 @@ def plot_replay(result: ReplayResult, *, ax: Any = None, title: str | None = Non
     )
     ax.legend(loc="upper left", fontsize=8)
     ax.grid(alpha=0.3)
-    return fig
+    return ax if given else fig
 
 
 # ---------------------------------------------------------------------------------------------
@@ -382,13 +383,14 @@ def plot_sweep(
     hue: str | None = "reserve_tokens",
     ax: Any = None,
     title: str | None = None,
-) -> Figure:
+) -> Any:
     """The mean of ``y`` over sessions for each policy: ``x`` on the axis, one line per ``hue``
     value (the remaining grid column, if any, is averaged too); the shaded band is the range
-    (min-max) over sessions."""
+    (min-max) over sessions. Given ``ax``, draws there once and returns that Axes; else a Figure."""
     for col in (x, y, *([hue] if hue else [])):
         if col not in df.columns:
             raise NotebookError(f"the sweep frame has no column {col!r}")
+    given = ax is not None
     fig, ax = _figure(ax, (8, 4))
     groups = [(None, df)] if hue is None else list(df.groupby(hue, sort=True))
     for key, part in groups:
@@ -401,4 +403,4 @@ def plot_sweep(
     ax.set_title(title or f"Policy sweep: {y.replace('_', ' ')}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return fig
+    return ax if given else fig

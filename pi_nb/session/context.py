@@ -305,7 +305,7 @@ def _plain(path: Sequence[Mapping[str, Any]]) -> bool:
     return not path or set(map(type, path)) == {dict}
 
 
-def _context_entries_from_path(
+def context_entries_from_path(
     path: list[Mapping[str, Any]], plain: bool | None = None
 ) -> list[Mapping[str, Any]]:
     last = -1
@@ -360,7 +360,7 @@ def build_context_entries(
     are the input objects themselves.
     """
     path = _build_session_path(entries, _pi_leaf(leaf_id), by_id)
-    return cast(list[SessionEntry], _context_entries_from_path(path))
+    return cast(list[SessionEntry], context_entries_from_path(path))
 
 
 def _last_index(items: list[Any], value: str) -> int:
@@ -464,7 +464,7 @@ def context_from_path(path: Sequence[Mapping[str, Any]], plain: bool | None = No
     thinking_level, model = _context_settings(path, plain)
     messages: list[Any] = []
     append = messages.append
-    for entry in _context_entries_from_path(path, plain):
+    for entry in context_entries_from_path(path, plain):
         if entry.get("type") == "message":
             message = entry.get("message")
             if type(message) is dict and message.get("content") is not None:

@@ -64,8 +64,8 @@ from pi_nb.session import ids as _ids
 from pi_nb.session.context import (
     SessionContext,
     _build_session_path,
-    _context_entries_from_path,
     _lookup,
+    context_entries_from_path,
     context_from_path,
     get_branch_entries,
 )
@@ -399,6 +399,24 @@ class SessionManager:
             lock_timeout=lock_timeout,
             fsync=fsync,
         )
+
+    @classmethod
+    def in_memory_from_file(cls, path: str) -> SessionManager:
+        """A session file loaded into memory, never written back (for views, frames and replays).
+
+        An old format is migrated in memory only and a torn last line is left as it is. Raises
+        ``FileNotFoundError`` for a missing file and :class:`~pi_nb.errors.InvalidSessionFileError`
+        for a file that is not a pi session (both name the path); special files are refused by
+        :func:`~pi_nb.session.jsonl.read_session_file`.
+        """
+        contents = read_session_file(path)
+        if not contents.exists:
+            raise FileNotFoundError(errno.ENOENT, "no such session file", path)
+        if not contents.valid:
+            raise InvalidSessionFileError(f"not a pi session file: {path}")
+        header = contents.entries[0]
+        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
+        return cls.in_memory(cwd, entries=contents.entries)
 
     @classmethod
     def in_memory(
@@ -1170,7 +1188,7 @@ class SessionManager:
         """The compaction-aware entries behind :meth:`build_session_context`."""
         with gc_paused():
             path = self._checked_leaf_path()
-            out = _context_entries_from_path(
+            out = context_entries_from_path(
                 cast(list[Mapping[str, Any]], path), True if self._plain else None
             )
             return cast(list[SessionEntry], list(out) if out is path else out)

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from pi_nb._js import UNDEFINED, Undefined, js_homedir, js_stringify
-from pi_nb.errors import NotebookError
-from pi_nb.session.context import _context_entries_from_path, session_entry_to_context_messages
+from pi_nb.errors import InvalidSessionFileError, NotebookError
+from pi_nb.session.context import context_entries_from_path, session_entry_to_context_messages
 from pi_nb.session.jsonl import gc_paused
 from pi_nb.session.manager import _sort_by_timestamp
 from pi_nb.tokens import DEFAULT_ENCODING, count_message_tokens, estimate_tokens
@@ -512,7 +512,7 @@ class SessionTreeModel:
         if leaf is not None and leaf in self._nodes and self._path:
             # the same selection as build_context_entries, on the path already walked
             path = [n.entry for n in self._path]
-            self._context_ids: set[str] = {str(e.get("id")) for e in _context_entries_from_path(path)}
+            self._context_ids: set[str] = {str(e.get("id")) for e in context_entries_from_path(path)}
         else:
             self._context_ids = set()
 
@@ -1152,17 +1152,13 @@ def _load_source(source: Any) -> TreeSource:
     if isinstance(source, SessionManager):
         return source
     if isinstance(source, (str, os.PathLike)):
-        from pi_nb.session.jsonl import read_session_file
-
         path = os.fspath(source)
-        contents = read_session_file(path)
-        if not contents.exists:
-            raise NotebookError(f"no such session file: {path}")
-        if not contents.valid:
-            raise NotebookError(f"not a pi session file: {path}")
-        header = contents.entries[0]
-        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
-        return SessionManager.in_memory(cwd, entries=contents.entries)
+        try:
+            return SessionManager.in_memory_from_file(path)
+        except FileNotFoundError:
+            raise NotebookError(f"no such session file: {path}") from None
+        except InvalidSessionFileError as exc:
+            raise NotebookError(str(exc)) from None
     if isinstance(source, TreeSource):
         return source
     if isinstance(source, Sequence) and not isinstance(source, (str, bytes)):

@@ -45,7 +45,7 @@ from dataclasses import replace
 from typing import Any, BinaryIO, Protocol
 
 from pi_nb._fs import file_kind
-from pi_nb._js import js_number_to_string, js_utf8_encode
+from pi_nb._js import js_number_to_string, js_type_name, js_utf8_encode
 from pi_nb.errors import ToolError
 from pi_nb.tools._node import js_slice, node_fs_error
 from pi_nb.tools.base import (
@@ -574,20 +574,7 @@ def _refuse_special(mode: int, absolute: str) -> None:
     )
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+_type_name = js_type_name
 
 
 class _BoundedReader:

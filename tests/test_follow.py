@@ -196,3 +196,13 @@ def test_the_read_badge_explains_the_notices_line_count(tmp_path: Path) -> None:
     r = run_tool("read", str(tmp_path), {"path": "nonl.txt"})
     badge = _truncation_badge(r.details, r.text)
     assert badge is not None and "2000/5000" in badge and "also counts" not in badge
+
+
+def test_the_turn_view_renders_the_answers_markdown_and_escapes_raw_html() -> None:
+    """Code fences of an answer are a code block, not backticks; raw HTML from a model is text."""
+    from pi_nb.notebook.turn import _markdown_html
+
+    html = _markdown_html("Here:\n\n```\nfirst\n```\n\n- a *b*\n\n<script>alert(1)</script>")
+    assert "<pre" in html and "<code>first\n</code>" in html and "```" not in html
+    assert "<li>a <em>b</em></li>" in html
+    assert "<script>" not in html and "&lt;script&gt;" in html

@@ -41,6 +41,19 @@ def _text_of(content: Any, kind: str = "text") -> str:
     return block_text(content, "", kind=kind)
 
 
+_CODE_STYLE = "background:#f8fafc;padding:6px;overflow:auto;max-height:400px"
+
+
+def _markdown_html(text: str) -> str:
+    """An assistant's answer as HTML, its Markdown rendered (CommonMark + tables, as Pi's TUI
+    renders it). Raw HTML in the text is escaped, never passed through: a model cannot inject
+    markup or scripts into the notebook."""
+    from markdown_it import MarkdownIt
+
+    rendered = str(MarkdownIt("commonmark", {"html": False}).enable("table").render(text))
+    return rendered.replace("<pre>", f'<pre style="{_CODE_STYLE}">')
+
+
 def _cap(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, saying how much was left out."""
     if len(text) <= limit:
@@ -373,7 +386,7 @@ class TurnView:
                     )
                 if item["text"]:
                     out.append(
-                        f'<div style="white-space:pre-wrap;margin:4px 0">{_esc(_cap(item["text"], self.MAX_TEXT))}</div>'
+                        f'<div class="pi-nb-answer" style="margin:4px 0">{_markdown_html(_cap(item["text"], self.MAX_TEXT))}</div>'
                     )
                 if item["error"]:
                     out.append(

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import glob
 import importlib
 import os
@@ -1650,8 +1651,23 @@ def current_session() -> Any:
     return magics._ensure_session()
 
 
+# What a turn imports lazily (the tokenizer and its plugin registry, the Markdown renderer). They are
+# imported when the extension loads, so a turn never imports: a kernel whose working directory was
+# deleted cannot import new modules on some Pythons (CPython 3.13.0's path finder raises
+# "SystemError: error return without exception set" for the '' entry of sys.path), and the turn would
+# fail for a reason the user cannot see.
+_TURN_MODULES = ("pkgutil", "tiktoken", "tiktoken_ext", "tiktoken.load", "markdown_it")
+
+
+def _preload_turn_modules() -> None:
+    for name in _TURN_MODULES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext pi_nb``."""
+    _preload_turn_modules()
     ipython.register_magics(PiMagics)
 
 

@@ -155,11 +155,15 @@ def test_streamed_turn_and_replay_carry_text_plain(shell: Any) -> None:
     final = cap.outputs[-1].data["text/plain"]
     assert final.startswith("» read notes.txt") and "✓ read notes.txt" in final and "done · model" in final
     with capture_output() as cap:
-        shell.run_line_magic("pi", "replay all")
+        shell.run_line_magic("pi", "turns all")
     (out,) = cap.outputs
     assert {"text/plain", "text/html"} <= set(out.data)
-    assert "✓ read notes.txt" in out.data["text/plain"] and "replayed" in out.data["text/plain"]
-    assert out.metadata["pi_nb"]["replay"] is True
+    assert "✓ read notes.txt" in out.data["text/plain"] and "recorded" in out.data["text/plain"]
+    assert out.metadata["pi_nb"]["turns"] is True
+    # the old name still works for one release, and says the new one
+    with capture_output() as cap:
+        shell.run_line_magic("pi", "replay")
+    assert "%pi replay is now %pi turns" in cap.stdout and cap.outputs
 
 
 # -- a turn view stays bounded --------------------------------------------------------------------------

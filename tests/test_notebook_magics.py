@@ -104,7 +104,7 @@ def test_line_commands(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert "label" in shell.run_line_magic("pi", f"label {first_user['id']} start")
     nav = shell.run_line_magic("pi", f"navigate {first_user['id']}")
     assert nav["editorText"] == "read notes.txt"
-    shell.run_line_magic("pi", "replay all")
+    shell.run_line_magic("pi", "turns all")
     shell.run_line_magic("pi", "help")
     assert "%pi navigate" in capsys.readouterr().out
     with pytest.raises(UsageError):

@@ -1,4 +1,4 @@
-"""Frames and plots of what-if replays and policy sweeps (pi_nb/notebook/whatif.py)."""
+"""Frames and plots of what-if replays and policy sweeps (pi_nb/notebook/what_if.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from pi_nb.errors import NotebookError
-from pi_nb.notebook.whatif import (
+from pi_nb.notebook.what_if import (
     DECISION_COLUMNS,
     SWEEP_COLUMNS,
     compactions_compare_df,

@@ -34,12 +34,16 @@ GROUPS = [
 ]
 
 
+# old module names kept importable for one release (they re-export a renamed module)
+DEPRECATED_ALIASES = {"pi_nb.notebook.whatif"}
+
+
 def public_modules() -> list[str]:
     import pi_nb
 
     names = ["pi_nb"]
     for info in pkgutil.walk_packages(pi_nb.__path__, "pi_nb."):
-        if any(part.startswith("_") for part in info.name.split(".")):
+        if any(part.startswith("_") for part in info.name.split(".")) or info.name in DEPRECATED_ALIASES:
             continue
         names.append(info.name)
     out = []

@@ -22,7 +22,7 @@ import pathlib
 import tempfile
 
 from pi_nb import replay
-from pi_nb.notebook.whatif import compactions_compare_df, decisions_df, plot_replay, plot_sweep, steps_df, sweep_df
+from pi_nb.notebook.what_if import compactions_compare_df, decisions_df, plot_replay, plot_sweep, steps_df, sweep_df
 
 DATA = pathlib.Path("data/real-pi").resolve()  # relative to this notebook's folder
 work = pathlib.Path(tempfile.mkdtemp(prefix="pi_nb-07-"))

@@ -205,16 +205,16 @@ answer = %pi label {answers[0]}
 print(answer)
 
 # %% [markdown]
-# ## Replay: re-render recorded turns without calling the model
+# ## Turns: show recorded turns again without calling the model
 
 # %%
-%pi replay
+%pi turns
 
 # %%
-%pi replay 2
+%pi turns 2
 
 # %%
-%pi replay all
+%pi turns all
 
 # %% [markdown]
 # ## Trust

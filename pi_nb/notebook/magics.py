@@ -271,7 +271,7 @@ def _build_trust(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _build_replay(p: argparse.ArgumentParser) -> None:
+def _build_turns(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "count", nargs="?", metavar="N|all", help="how many recorded turns (default: the last one)"
     )
@@ -347,10 +347,10 @@ COMMANDS: tuple[_Command, ...] = (
         "trust", "[yes|no|parent|once|once-no]", "show or answer the project-trust question", _build_trust
     ),
     _Command(
-        "replay",
+        "turns",
         "[N|all]",
-        "re-render recorded turns without calling the model (default: the last one)",
-        _build_replay,
+        "show recorded turns again, without calling the model (default: the last one)",
+        _build_turns,
     ),
     _Command(
         "follow",
@@ -368,6 +368,9 @@ COMMANDS: tuple[_Command, ...] = (
     ),
 )
 _BY_NAME = {c.name: c for c in COMMANDS}
+# "replay" names the what-if replay (pi_nb.replay: a recorded session under another policy); the
+# command that shows recorded turns again is "turns"
+_RENAMED = {"replay": "turns"}
 
 
 def _option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, str]]:
@@ -1011,6 +1014,9 @@ class PiMagics(Magics):
             print(HELP)
             return None
         command, rest = words[0], words[1:]
+        if command in _RENAMED:  # an old name: works for one release, and says the new one
+            print(f"(%pi {command} is now %pi {_RENAMED[command]})")
+            command = _RENAMED[command]
         spec = _BY_NAME.get(command)
         if spec is None:
             close = [c for c in _BY_NAME if c.startswith(command[:2])]
@@ -1373,8 +1379,8 @@ class PiMagics(Magics):
             " (this kernel only)" if key.startswith("once") else " (saved)"
         )
 
-    def _cmd_replay(self, a: argparse.Namespace) -> None:
-        s = self._ensure_session("%pi replay")
+    def _cmd_turns(self, a: argparse.Namespace) -> None:
+        s = self._ensure_session("%pi turns")
         turns = _turns(s.session_manager.get_branch())
         if a.count is None:
             turns = turns[-1:]
@@ -1382,12 +1388,12 @@ class PiMagics(Magics):
             try:
                 n = _positive(a.count)
             except argparse.ArgumentTypeError as error:
-                raise UsageError(f"%pi replay: N {error} — e.g. %pi replay 3, or %pi replay all") from None
+                raise UsageError(f"%pi turns: N {error} — e.g. %pi turns 3, or %pi turns all") from None
             turns = turns[-n:]
         for messages in turns:
             model = next((m.get("model", "") for m in messages if m.get("role") == "assistant"), "")
             view = TurnView.from_messages(messages, model=str(model))
-            display(view.bundle(), raw=True, metadata={"pi_nb": {"replay": True, "sessionId": s.session_id}})
+            display(view.bundle(), raw=True, metadata={"pi_nb": {"turns": True, "sessionId": s.session_id}})
         return None
 
     def _cmd_follow(self, a: argparse.Namespace) -> Any:

@@ -4,7 +4,7 @@
 ``compaction_*``) and renders the user prompt, the assistant's text, thinking folded in
 ``<details>``, each tool call as a line that becomes its result (with a truncation badge when Pi
 cut the output), compactions, and the usage. ``TurnView.from_messages`` renders a recorded turn
-from the session (``%pi replay``) without calling the model. ``TurnResult`` is what a ``%%pi`` cell
+from the session (``%pi turns``) without calling the model. ``TurnResult`` is what a ``%%pi`` cell
 returns (``Out[n]``): the turn's messages, usage and entry ids, with a one-line repr.
 
 The view stays bounded however long the turn runs: it shows the last :attr:`TurnView.max_steps`
@@ -131,7 +131,7 @@ class _Tool:
 
 @dataclass
 class TurnView:
-    """A turn being streamed (or replayed), rendered as HTML and text."""
+    """A turn being streamed (or shown again from the session), rendered as HTML and text."""
 
     prompt: str = ""
     model: str = ""
@@ -268,7 +268,7 @@ class TurnView:
     @classmethod
     def from_messages(cls, messages: Sequence[Mapping[str, Any]], *, model: str = "") -> TurnView:
         """A recorded turn (user message, assistants, tool results) as a finished view."""
-        view = cls(model=model, status="replayed")
+        view = cls(model=model, status="recorded")
         calls: dict[str, _Tool] = {}
         for msg in messages:
             role = msg.get("role")

@@ -10,36 +10,18 @@ import os
 import socket
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
-from pi_nb.notebook.magics import THINKING_LEVELS, PiMagics
+from pi_nb.notebook.magics import THINKING_LEVELS
 from pi_nb.notebook.turn import TurnFailedError, TurnResult
 from pi_nb.providers import ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[1]
 PI_CLI_ARGS = Path.home() / ".cache/pi-oracle/node_modules/@earendil-works/pi-coding-agent/dist/cli/args.js"
-
-
-@pytest.fixture
-def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "notes.txt").write_text("first line\nsecond line\n")
-    monkeypatch.chdir(project)
-    sh = InteractiveShell.instance()
-    magics = PiMagics(sh)
-    sh.register_magics(magics)
-    sh.user_ns["_pi_magics"] = magics
-    yield sh
-    magics.session = None
-    sh.config.pop("PiMagics", None)
 
 
 def _usage(shell: Any, line: str, cell: str | None = None) -> str:

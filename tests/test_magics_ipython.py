@@ -7,35 +7,16 @@ import os
 import re
 import sys
 import types
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from pi_nb.notebook.magics import COMMANDS, HELP, REFERENCE, PiMagics, help_markdown
+from pi_nb.notebook.magics import COMMANDS, HELP, REFERENCE, help_markdown
 from pi_nb.notebook.turn import TurnView
 from pi_nb.providers import ScriptedModel
-
-
-@pytest.fixture
-def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "notes.txt").write_text("first line\nsecond line\n")
-    monkeypatch.chdir(project)
-    sh = InteractiveShell.instance()
-    magics = PiMagics(sh)
-    sh.register_magics(magics)
-    sh.user_ns["_pi_magics"] = magics
-    yield sh
-    magics.session = None
-    sh.config.pop("PiMagics", None)
-
 
 # -- help ---------------------------------------------------------------------------------------------
 

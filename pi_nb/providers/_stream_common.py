@@ -18,6 +18,7 @@ from pi_nb._js import js_json_parse
 __all__ = [
     "REDACTED_KEY",
     "CostFunction",
+    "StreamProtocolError",
     "apply_cost",
     "body_message",
     "open_json_stream",
@@ -25,6 +26,7 @@ __all__ = [
     "parse_tool_arguments",
     "repair_json",
     "sdk_error_text",
+    "stream_failure",
 ]
 
 REDACTED_KEY = "[redacted API key]"
@@ -71,6 +73,21 @@ def body_message(body: Any, _depth: int = 0) -> str | None:
             message = f"{message}\n{raw}" if message else raw
         return message
     return None
+
+
+class StreamProtocolError(Exception):
+    """A stream that broke its provider's event protocol, or an error reported inside it: its text
+    is the ``errorMessage`` as is."""
+
+
+def stream_failure(error: BaseException, signal: Any, secret: str | None) -> tuple[str, str]:
+    """``(errorMessage, stopReason)`` of a provider stream that raised: ``aborted`` when the call's
+    signal fired, else the protocol error's own text or the SDK error's (the key redacted)."""
+    if signal is not None and signal.aborted:
+        return "Request was aborted", "aborted"
+    if isinstance(error, StreamProtocolError):
+        return str(error), "error"
+    return sdk_error_text(error, secret), "error"
 
 
 def sdk_error_text(error: BaseException, secret: str | None = None) -> str:

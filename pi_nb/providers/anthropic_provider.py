@@ -17,7 +17,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from pi_nb.errors import MissingDependencyError
-from pi_nb.providers._stream_common import CostFunction, apply_cost, parse_tool_arguments, sdk_error_text
+from pi_nb.providers._stream_common import (
+    CostFunction,
+    StreamProtocolError,
+    apply_cost,
+    parse_tool_arguments,
+    stream_failure,
+)
 from pi_nb.providers.base import (
     AssistantMessageEvent,
     Context,
@@ -45,8 +51,7 @@ _STOP = {
 }
 
 
-class _StreamError(Exception):
-    """A stream that broke Anthropic's event protocol (its text is the error message as is)."""
+_StreamError = StreamProtocolError  # a stream that broke Anthropic's event protocol
 
 
 def _num(value: Any) -> int:
@@ -414,16 +419,8 @@ class AnthropicModel(RemoteModel):
                     )
             if saw_start and not saw_stop:
                 raise _StreamError("Anthropic stream ended before message_stop")
-        except Exception as error:
-            aborted = opts.signal is not None and opts.signal.aborted
-            text = (
-                "Request was aborted"
-                if aborted
-                else str(error)
-                if isinstance(error, _StreamError)
-                else sdk_error_text(error, os.environ.get(self.api_key_env))
-            )
-            yield fail(text, "aborted" if aborted else "error")
+        except Exception as error:  # provider failures are values (error messages), as in pi-ai
+            yield fail(*stream_failure(error, opts.signal, os.environ.get(self.api_key_env)))
             return
         apply_cost(output["usage"], self.cost_function)
         if stop_raw is None:

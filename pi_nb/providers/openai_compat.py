@@ -24,7 +24,7 @@ from pi_nb.providers._stream_common import (
     apply_cost,
     open_json_stream,
     parse_tool_arguments,
-    sdk_error_text,
+    stream_failure,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -619,11 +619,7 @@ class OpenAICompatModel(RemoteModel):
                         details = details if details is not None else []
                         _append_reasoning_detail(details, detail)
         except Exception as error:  # provider failures are values (error messages), as in pi-ai
-            aborted = opts.signal is not None and opts.signal.aborted
-            yield fail(
-                "Request was aborted" if aborted else sdk_error_text(error, os.environ.get(self.api_key_env)),
-                "aborted" if aborted else "error",
-            )
+            yield fail(*stream_failure(error, opts.signal, os.environ.get(self.api_key_env)))
             return
         for block in list(blocks):
             yield close_block(block)

@@ -31,10 +31,11 @@ from typing import Any
 from pi_nb.errors import MissingDependencyError
 from pi_nb.providers._stream_common import (
     CostFunction,
+    StreamProtocolError,
     apply_cost,
     open_json_stream,
     parse_tool_arguments,
-    sdk_error_text,
+    stream_failure,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -374,8 +375,7 @@ def _as_dict(obj: Any) -> dict[str, Any]:
     return out if isinstance(out, dict) else {}
 
 
-class _StreamError(Exception):
-    """A failure reported inside the stream (its text is the error message as is)."""
+_StreamError = StreamProtocolError  # a failure reported inside the stream
 
 
 def _num(value: Any) -> int:
@@ -729,16 +729,8 @@ class OpenAIResponsesProvider(RemoteModel):
                     raise _StreamError(message)
             if not terminal:
                 raise _StreamError("OpenAI Responses stream ended before a terminal response event")
-        except Exception as error:
-            aborted = opts.signal is not None and opts.signal.aborted
-            text = (
-                "Request was aborted"
-                if aborted
-                else str(error)
-                if isinstance(error, _StreamError)
-                else sdk_error_text(error, os.environ.get(self.api_key_env))
-            )
-            yield fail(text, "aborted" if aborted else "error")
+        except Exception as error:  # provider failures are values (error messages), as in pi-ai
+            yield fail(*stream_failure(error, opts.signal, os.environ.get(self.api_key_env)))
             return
         if output["stopReason"] == "pending":
             yield fail("OpenAI Responses stream ended without a stop reason")

@@ -16,6 +16,7 @@ file holds everything. A turn that ends in an error fails its cell with
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -44,13 +45,19 @@ def _text_of(content: Any, kind: str = "text") -> str:
 _CODE_STYLE = "background:#f8fafc;padding:6px;overflow:auto;max-height:400px"
 
 
+@functools.cache
+def _markdown_parser() -> Any:
+    """One parser for every render (a turn view re-renders on each streamed update)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
 def _markdown_html(text: str) -> str:
     """An assistant's answer as HTML, its Markdown rendered (CommonMark + tables, as Pi's TUI
     renders it). Raw HTML in the text is escaped, never passed through: a model cannot inject
     markup or scripts into the notebook."""
-    from markdown_it import MarkdownIt
-
-    rendered = str(MarkdownIt("commonmark", {"html": False}).enable("table").render(text))
+    rendered = str(_markdown_parser().render(text))
     return rendered.replace("<pre>", f'<pre style="{_CODE_STYLE}">')
 
 

@@ -338,6 +338,12 @@ def _oracle() -> Any:
     return Oracle()
 
 
+def _oracle_lacks_a_binary(content: list[dict[str, Any]]) -> bool:
+    """Whether Pi's answer says a tool binary (ripgrep, fd) is missing on the oracle's machine."""
+    text = " ".join(str(block.get("text", "")) for block in content)
+    return "is not available and could not be downloaded" in text
+
+
 @pytest.mark.oracle
 def test_random_edits_match_pi(tmp_path: Path) -> None:
     rnd = random.Random(42)
@@ -408,6 +414,12 @@ def test_random_arguments_validate_like_pi(tmp_path: Path) -> None:
             params = {k: rnd.choice(atoms) for k in keys[name] if rnd.random() < 0.7}
             want = o.call("tool", name=name, cwd=missing, params=params)
             got = asyncio.run(execute_tool_call(create_tool(name, missing), "c", params))
+            if want.get("stage") == "execute" and _oracle_lacks_a_binary(want["content"]):
+                # The arguments passed validation in Pi; its grep then needs ripgrep, which the
+                # machine running the oracle may not have (Pi checks for it before the path). What
+                # this test compares, the validation, agrees; the execution cannot be compared.
+                assert got.stage == "execute", params
+                continue
             assert (got.stage, got.content) == (want.get("stage"), want["content"]), params
 
 

@@ -34,17 +34,33 @@ __all__ = [
     "COMPACTION_SUMMARY_SUFFIX",
     "IMAGE_BLOCKED_TEXT",
     "AgentMessage",
+    "AssistantContent",
     "AssistantMessage",
+    "AssistantMessageEvent",
     "BashExecutionMessage",
     "BranchSummaryMessage",
     "CompactionSummaryMessage",
     "CustomMessage",
+    "DoneEvent",
+    "DoneReason",
+    "ErrorEvent",
+    "ErrorReason",
     "ImageContent",
     "Message",
+    "StartEvent",
     "StopReason",
     "TextContent",
+    "TextDeltaEvent",
+    "TextEndEvent",
+    "TextStartEvent",
     "ThinkingContent",
+    "ThinkingDeltaEvent",
+    "ThinkingEndEvent",
+    "ThinkingStartEvent",
     "ToolCall",
+    "ToolCallDeltaEvent",
+    "ToolCallEndEvent",
+    "ToolCallStartEvent",
     "ToolResultMessage",
     "Usage",
     "UsageCost",
@@ -141,6 +157,9 @@ class Usage(TypedDict):
 
 StopReason: TypeAlias = Literal["pending", "stop", "length", "toolUse", "error", "aborted", "deferred"]
 
+#: A block of an assistant message's ``content``.
+AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
+
 # ---------------------------------------------------------------------------------------------
 # LLM messages (pi-ai types.ts). Timestamps are Unix milliseconds; a timestamp Pi derived from an
 # unparseable ISO string is NaN (written as null by JSON.stringify), hence ``int | float``.
@@ -161,17 +180,17 @@ class AssistantMessage(TypedDict):
     rawStopReason?, endTurn?, timestamp}``."""
 
     role: Literal["assistant"]
-    content: list[TextContent | ThinkingContent | ToolCall]
+    content: list[AssistantContent]
     api: str
     provider: str
     model: str
     responseModel: NotRequired[str]
     responseId: NotRequired[str]
     providerThinkingLevel: NotRequired[str]
-    diagnostics: NotRequired[list[dict[str, Any]]]
+    diagnostics: NotRequired[list[dict[str, Any]]]  # provider diagnostics: open JSON
     usage: Usage
     stopReason: StopReason
-    deferred: NotRequired[dict[str, Any]]
+    deferred: NotRequired[dict[str, Any]]  # a deferred turn's provider state: open JSON
     errorMessage: NotRequired[str]
     rawStopReason: NotRequired[str]
     endTurn: NotRequired[bool]
@@ -257,6 +276,142 @@ AgentMessage: TypeAlias = (
     | CustomMessage
     | BranchSummaryMessage
     | CompactionSummaryMessage
+)
+
+# ---------------------------------------------------------------------------------------------
+# Streaming events of one assistant response (pi-ai types.ts ``AssistantMessageEvent``). Every event
+# but the last carries ``partial``, the message so far; ``contentIndex`` is the index of the block
+# in ``partial["content"]``. The stream ends with exactly one ``done`` or ``error``.
+# ---------------------------------------------------------------------------------------------
+
+#: The stop reasons of a ``done`` event (``Extract<StopReason, "stop" | "length" | "toolUse">``).
+DoneReason: TypeAlias = Literal["stop", "length", "toolUse"]
+#: The stop reasons of an ``error`` event (``Extract<StopReason, "aborted" | "error">``).
+ErrorReason: TypeAlias = Literal["aborted", "error"]
+
+
+class StartEvent(TypedDict):
+    """``{type: "start", partial}``: the response began (``partial`` has no content yet)."""
+
+    type: Literal["start"]
+    partial: AssistantMessage
+
+
+class TextStartEvent(TypedDict):
+    """``{type: "text_start", contentIndex, partial}``: a text block was opened."""
+
+    type: Literal["text_start"]
+    contentIndex: int
+    partial: AssistantMessage
+
+
+class TextDeltaEvent(TypedDict):
+    """``{type: "text_delta", contentIndex, delta, partial}``: text appended to a text block."""
+
+    type: Literal["text_delta"]
+    contentIndex: int
+    delta: str
+    partial: AssistantMessage
+
+
+class TextEndEvent(TypedDict):
+    """``{type: "text_end", contentIndex, content, partial}``: a text block is complete (``content``
+    is its whole text)."""
+
+    type: Literal["text_end"]
+    contentIndex: int
+    content: str
+    partial: AssistantMessage
+
+
+class ThinkingStartEvent(TypedDict):
+    """``{type: "thinking_start", contentIndex, partial}``: a thinking block was opened."""
+
+    type: Literal["thinking_start"]
+    contentIndex: int
+    partial: AssistantMessage
+
+
+class ThinkingDeltaEvent(TypedDict):
+    """``{type: "thinking_delta", contentIndex, delta, partial}``: reasoning appended to a thinking block."""
+
+    type: Literal["thinking_delta"]
+    contentIndex: int
+    delta: str
+    partial: AssistantMessage
+
+
+class ThinkingEndEvent(TypedDict):
+    """``{type: "thinking_end", contentIndex, content, partial}``: a thinking block is complete."""
+
+    type: Literal["thinking_end"]
+    contentIndex: int
+    content: str
+    partial: AssistantMessage
+
+
+class ToolCallStartEvent(TypedDict):
+    """``{type: "toolcall_start", contentIndex, partial}``: a tool call was opened."""
+
+    type: Literal["toolcall_start"]
+    contentIndex: int
+    partial: AssistantMessage
+
+
+class ToolCallDeltaEvent(TypedDict):
+    """``{type: "toolcall_delta", contentIndex, delta, partial}``: argument JSON text streamed in
+    (``delta`` is the raw text; ``partial`` holds the arguments parsed so far)."""
+
+    type: Literal["toolcall_delta"]
+    contentIndex: int
+    delta: str
+    partial: AssistantMessage
+
+
+class ToolCallEndEvent(TypedDict):
+    """``{type: "toolcall_end", contentIndex, toolCall, partial}``: a tool call is complete."""
+
+    type: Literal["toolcall_end"]
+    contentIndex: int
+    toolCall: ToolCall
+    partial: AssistantMessage
+
+
+class DoneEvent(TypedDict):
+    """``{type: "done", reason, message}``: the final message, which stopped normally.
+
+    ``reason`` is the message's ``stopReason``: a :data:`DoneReason` from the real providers; typed
+    :data:`StopReason` because a scripted (test) response passes its own ``stopReason`` on as is.
+    """
+
+    type: Literal["done"]
+    reason: StopReason
+    message: AssistantMessage
+
+
+class ErrorEvent(TypedDict):
+    """``{type: "error", reason, error}``: the final message of a failed or aborted response
+    (``error["stopReason"]`` is ``reason``, ``error["errorMessage"]`` says what happened)."""
+
+    type: Literal["error"]
+    reason: ErrorReason
+    error: AssistantMessage
+
+
+#: One streaming event of one assistant response, tagged by ``type``.
+AssistantMessageEvent: TypeAlias = (
+    StartEvent
+    | TextStartEvent
+    | TextDeltaEvent
+    | TextEndEvent
+    | ThinkingStartEvent
+    | ThinkingDeltaEvent
+    | ThinkingEndEvent
+    | ToolCallStartEvent
+    | ToolCallDeltaEvent
+    | ToolCallEndEvent
+    | DoneEvent
+    | ErrorEvent
 )
 
 # ---------------------------------------------------------------------------------------------

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from pi_nb._js import js_json_parse
+from pi_nb.messages import ErrorReason, Usage, UsageCost
+from pi_nb.providers.base import SupportsAbort
 
 __all__ = [
     "REDACTED_KEY",
@@ -31,7 +33,7 @@ __all__ = [
 
 REDACTED_KEY = "[redacted API key]"
 
-CostFunction = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+CostFunction = Callable[[Usage], Mapping[str, float]]
 """Given a finished usage dict, return its cost dict ``{input, output, cacheRead, cacheWrite, total}``."""
 
 _MAX_BODY_CHARS = 4000
@@ -80,7 +82,9 @@ class StreamProtocolError(Exception):
     is the ``errorMessage`` as is."""
 
 
-def stream_failure(error: BaseException, signal: Any, secret: str | None) -> tuple[str, str]:
+def stream_failure(
+    error: BaseException, signal: SupportsAbort | None, secret: str | None
+) -> tuple[str, ErrorReason]:
     """``(errorMessage, stopReason)`` of a provider stream that raised: ``aborted`` when the call's
     signal fired, else the protocol error's own text or the SDK error's (the key redacted)."""
     if signal is not None and signal.aborted:
@@ -105,10 +109,11 @@ def sdk_error_text(error: BaseException, secret: str | None = None) -> str:
     return f"{status} {text}" if isinstance(status, int) and status >= 300 else text
 
 
-def apply_cost(usage: dict[str, Any], cost_function: CostFunction | None) -> dict[str, Any]:
+def apply_cost(usage: Usage, cost_function: CostFunction | None) -> Usage:
     """Fill ``usage["cost"]`` from ``cost_function`` (the hook where a usage is finalised)."""
     if cost_function is not None:
-        usage["cost"] = dict(cost_function(usage))
+        # the hook's mapping is copied as it is: calculate_cost gives the five UsageCost numbers
+        usage["cost"] = cast(UsageCost, dict(cost_function(usage)))
     return usage
 
 
@@ -332,7 +337,7 @@ def parse_streaming_json(text: str | None) -> Any:
     return {}
 
 
-def parse_tool_arguments(raw: str | None) -> dict[str, Any]:
+def parse_tool_arguments(raw: str | None) -> dict[str, Any]:  # tool arguments: open JSON
     """Tool-call arguments from the streamed JSON text (:func:`parse_streaming_json`); anything that
     is not a JSON object counts as ``{}`` (a tool takes named arguments)."""
     value = parse_streaming_json(raw)
@@ -340,6 +345,7 @@ def parse_tool_arguments(raw: str | None) -> dict[str, Any]:
 
 
 async def open_json_stream(openai: Any, client: Any, path: str, body: dict[str, Any]) -> Any:
+    # ``body`` is the provider's wire request and each event the server's JSON: open JSON, not modelled
     """POST a streaming request through the ``openai`` SDK and get each SSE event as the JSON the
     server sent (a dict in the server's key order, unknown fields kept), not as typed models.
 

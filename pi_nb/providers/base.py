@@ -20,15 +20,25 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypedDict
+from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 from pi_nb.errors import InvalidValueError
+from pi_nb.messages import (
+    AssistantContent,
+    AssistantMessage,
+    AssistantMessageEvent,
+    Message,
+    StopReason,
+    Usage,
+)
 
 __all__ = [
     "THINKING_LEVELS",
     "AssistantMessageEvent",
     "Context",
+    "ContextDict",
     "Model",
+    "ModelDescription",
     "StreamOptions",
     "SupportsAbort",
     "ToolSchema",
@@ -93,22 +103,36 @@ class ToolSchema(TypedDict):
 
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: dict[str, Any]  # a JSON Schema: open JSON
+
+
+class ContextDict(TypedDict):
+    """:meth:`Context.to_dict`: pi-ai's ``Context`` JSON ``{systemPrompt?, messages, tools?}``."""
+
+    systemPrompt: NotRequired[str]
+    messages: list[Message]
+    tools: NotRequired[list[ToolSchema]]
 
 
 @dataclass(frozen=True)
 class Context:
-    """pi-ai's ``Context {systemPrompt?, messages, tools?}`` (messages already ``convert_to_llm``-ed)."""
+    """pi-ai's ``Context {systemPrompt?, messages, tools?}`` (messages already ``convert_to_llm``-ed).
+
+    The messages are typed as Pi's LLM messages; they come from session files without validation
+    (``convert_to_llm`` passes user, assistant and tool-result messages on as they are), so the
+    providers still read them defensively.
+    """
 
     system_prompt: str | None
-    messages: Sequence[dict[str, Any]]
+    messages: Sequence[Message]
     tools: Sequence[ToolSchema] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def to_dict(self) -> ContextDict:
+        out: ContextDict
         if self.system_prompt is not None:
-            out["systemPrompt"] = self.system_prompt
-        out["messages"] = list(self.messages)
+            out = {"systemPrompt": self.system_prompt, "messages": list(self.messages)}
+        else:
+            out = {"messages": list(self.messages)}
         if self.tools is not None:
             out["tools"] = list(self.tools)
         return out
@@ -124,7 +148,7 @@ class StreamOptions:
     session_id: str | None = None
     cache_retention: Literal["none", "short", "long"] | None = None
     temperature: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # provider-specific options: open
 
     def __post_init__(self) -> None:
         # max_tokens 0 keeps Pi's meaning here (``options.maxTokens || model.maxTokens``: a summary
@@ -138,18 +162,17 @@ class StreamOptions:
             )
 
 
-class AssistantMessageEvent(TypedDict, total=False):
-    """One streaming event, Pi's shape: ``type`` plus the fields that type carries."""
+class ModelDescription(TypedDict):
+    """:meth:`Model.describe`: ``{provider, id, name, api, contextWindow, maxTokens, reasoning, input}``."""
 
-    type: str
-    partial: dict[str, Any]
-    contentIndex: int
-    delta: str
-    content: str
-    toolCall: dict[str, Any]
-    reason: str
-    message: dict[str, Any]
-    error: dict[str, Any]
+    provider: str
+    id: str
+    name: str
+    api: str
+    contextWindow: int
+    maxTokens: int
+    reasoning: bool
+    input: list[str]
 
 
 def now_ms() -> int:
@@ -163,7 +186,7 @@ def make_usage(
     cache_read: int = 0,
     cache_write: int = 0,
     total_tokens: int | None = None,
-) -> dict[str, Any]:
+) -> Usage:
     """A pi-ai ``Usage`` dict (costs zero; ``totalTokens`` defaults to the sum, as providers report it)."""
     total = input + output + cache_read + cache_write if total_tokens is None else total_tokens
     return {
@@ -176,35 +199,46 @@ def make_usage(
     }
 
 
-def empty_usage() -> dict[str, Any]:
+def empty_usage() -> Usage:
     return make_usage()
 
 
 def make_assistant_message(
-    content: list[dict[str, Any]],
+    content: list[AssistantContent],
     *,
     api: str,
     provider: str,
     model: str,
-    usage: dict[str, Any] | None = None,
-    stop_reason: str = "stop",
+    usage: Usage | None = None,
+    stop_reason: StopReason = "stop",
     error_message: str | None = None,
     timestamp: int | None = None,
-) -> dict[str, Any]:
-    """An ``AssistantMessage`` dict with Pi's key order."""
-    msg: dict[str, Any] = {
+) -> AssistantMessage:
+    """An ``AssistantMessage`` dict with Pi's key order (``errorMessage``, when given, before ``timestamp``)."""
+    usage = usage if usage is not None else empty_usage()
+    stamp = now_ms() if timestamp is None else timestamp
+    if error_message is None:
+        return {
+            "role": "assistant",
+            "content": content,
+            "api": api,
+            "provider": provider,
+            "model": model,
+            "usage": usage,
+            "stopReason": stop_reason,
+            "timestamp": stamp,
+        }
+    return {
         "role": "assistant",
         "content": content,
         "api": api,
         "provider": provider,
         "model": model,
-        "usage": usage if usage is not None else empty_usage(),
+        "usage": usage,
         "stopReason": stop_reason,
+        "errorMessage": error_message,
+        "timestamp": stamp,
     }
-    if error_message is not None:
-        msg["errorMessage"] = error_message
-    msg["timestamp"] = now_ms() if timestamp is None else timestamp
-    return msg
 
 
 class Model(ABC):
@@ -263,7 +297,7 @@ class Model(ABC):
             f"context_window={self.context_window}, max_tokens={self.max_tokens})"
         )
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ModelDescription:
         """Pi's model fields as a dict (what a UI or a frame shows)."""
         return {
             "provider": self.provider,
@@ -291,9 +325,9 @@ class Model(ABC):
     ) -> AsyncIterator[AssistantMessageEvent]:
         """Yield Pi's streaming events for one assistant response."""
 
-    async def complete(self, context: Context, options: StreamOptions | None = None) -> dict[str, Any]:
+    async def complete(self, context: Context, options: StreamOptions | None = None) -> AssistantMessage:
         """Run :meth:`stream` to the end and return the final assistant message."""
-        final: dict[str, Any] | None = None
+        final: AssistantMessage | None = None
         async for event in self.stream(context, options):
             if event["type"] == "done":
                 final = event["message"]
@@ -328,9 +362,9 @@ def provider_error_text(error: BaseException, secret: str | None = None) -> str:
     return f"{status} {text}" if status else text
 
 
-def snapshot_message(message: dict[str, Any]) -> dict[str, Any]:
+def snapshot_message(message: AssistantMessage) -> AssistantMessage:
     """A copy of a streaming message for an event's ``partial`` (its content list is copied too)."""
-    return {**message, "content": [dict(b) for b in message["content"]]}
+    return {**message, "content": [b.copy() for b in message["content"]]}
 
 
 class RemoteModel(Model):

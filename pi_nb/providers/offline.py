@@ -51,12 +51,12 @@ import asyncio
 import hashlib
 import re
 import shlex
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_nb._js import js_stringify
-from pi_nb.messages import block_text
+from pi_nb.messages import AssistantContent, AssistantMessage, Message, StopReason, Usage, block_text
 from pi_nb.providers.base import (
     AssistantMessageEvent,
     Context,
@@ -110,7 +110,7 @@ class PlannedAction:
 
     position: int
     tool: str
-    arguments: dict[str, Any]
+    arguments: dict[str, Any]  # the tool call's arguments: open JSON
 
 
 def _unescape(s: str) -> str:
@@ -189,7 +189,7 @@ def plan_actions(text: str, tools: Iterable[str]) -> list[PlannedAction]:
     return mapped
 
 
-def _text_of(message: dict[str, Any]) -> str:
+def _text_of(message: Message) -> str:
     return block_text(message.get("content"), "")
 
 
@@ -209,7 +209,17 @@ def _request_parts(context: Context) -> list[str]:
     parts: list[str] = []
     if context.system_prompt:
         parts.append(context.system_prompt)
-    for msg in context.messages:
+    parts.extend(_message_parts(context.messages))
+    for tool in context.tools or []:
+        parts.append(js_stringify(tool))
+    return parts
+
+
+def _message_parts(messages: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The text of each message's content, block by block. The messages are read as the JSON they
+    were in the session file (``Mapping[str, Any]``): they are not validated on the way here."""
+    parts: list[str] = []
+    for msg in messages:
         content = msg.get("content")
         if isinstance(content, str):
             parts.append(content)
@@ -222,8 +232,6 @@ def _request_parts(context: Context) -> list[str]:
                 parts.append(block.get("thinking", ""))
             elif kind == "toolCall":
                 parts.append(block.get("name", "") + js_stringify(block.get("arguments", {})))
-    for tool in context.tools or []:
-        parts.append(js_stringify(tool))
     return parts
 
 
@@ -290,7 +298,7 @@ class OfflineModel(Model):
         return count_tokens(text, encoding=self.encoding)
 
     # -- decision ----------------------------------------------------------------------------
-    def respond(self, context: Context, options: StreamOptions | None = None) -> dict[str, Any]:
+    def respond(self, context: Context, options: StreamOptions | None = None) -> AssistantMessage:
         """The final assistant message for this request (pure: no I/O, no randomness)."""
         input_tokens = self.count_request_tokens(context)
         if input_tokens > self.context_window:
@@ -301,31 +309,33 @@ class OfflineModel(Model):
                 error_message=f"prompt is too long: {input_tokens} tokens > {self.context_window} maximum",
             )
         messages = list(context.messages)
+        content: list[AssistantContent]
+        stop: StopReason
         if messages and _text_of(messages[0]).startswith("<conversation>"):
-            content: list[dict[str, Any]] = [
-                {"type": "text", "text": self._summarize(_text_of(messages[-1]))}
-            ]
+            content = [{"type": "text", "text": self._summarize(_text_of(messages[-1]))}]
             stop = "stop"
         else:
             content, stop = self._turn(context, input_tokens)
         limit = options.max_tokens if options and options.max_tokens else self.max_tokens  # Pi's ||
-        output = self._count(_request_text(Context(None, [{"role": "assistant", "content": content}])))
-        if output > limit and content and content[0].get("type") == "text":
+        # the answer counted like a request holding only it (no system prompt, no tools)
+        output = self._count("\n".join(_message_parts([{"role": "assistant", "content": content}])))
+        first = content[0] if content else None
+        if output > limit and first is not None and first["type"] == "text":
             from pi_nb.tokens import get_encoding
 
             enc = get_encoding(self.encoding)
-            content = [{"type": "text", "text": enc.decode(enc.encode(content[0]["text"])[:limit])}]
+            content = [{"type": "text", "text": enc.decode(enc.encode(first["text"])[:limit])}]
             output, stop = limit, "length"
         return self._message(content, stop_reason=stop, usage=make_usage(input_tokens, output))
 
     def _message(
         self,
-        content: list[dict[str, Any]],
+        content: list[AssistantContent],
         *,
-        stop_reason: str,
-        usage: dict[str, Any],
+        stop_reason: StopReason,
+        usage: Usage,
         error_message: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> AssistantMessage:
         msg = make_assistant_message(
             content,
             api=self.api,
@@ -339,7 +349,7 @@ class OfflineModel(Model):
         return msg
 
     def _decline_too_big(
-        self, action: PlannedAction, messages: Sequence[dict[str, Any]], input_tokens: int
+        self, action: PlannedAction, messages: Sequence[Message], input_tokens: int
     ) -> str | None:
         """Why ``action`` is not run again, when a summary in the context records its result as too
         big and this request leaves no room for it; else ``None``."""
@@ -364,7 +374,7 @@ class OfflineModel(Model):
                     )
         return None
 
-    def _turn(self, context: Context, input_tokens: int = 0) -> tuple[list[dict[str, Any]], str]:
+    def _turn(self, context: Context, input_tokens: int = 0) -> tuple[list[AssistantContent], StopReason]:
         messages = list(context.messages)
         last_user = max(
             (i for i, m in enumerate(messages) if m.get("role") == "user" and not _is_summary(m)), default=-1
@@ -382,9 +392,10 @@ class OfflineModel(Model):
         tools = [t["name"] for t in context.tools or []]
         plan = plan_actions(request, tools)
         after = messages[last_user + 1 :]
+        after_json: Sequence[Mapping[str, Any]] = after  # read as the session's JSON: not validated
         issued = sum(
             1
-            for m in after
+            for m in after_json
             if m.get("role") == "assistant"
             for b in m.get("content") or []
             if b.get("type") == "toolCall"
@@ -408,7 +419,7 @@ class OfflineModel(Model):
         return [{"type": "text", "text": self._answer(request, plan, results, context)}], "stop"
 
     def _answer(
-        self, request: str, plan: Sequence[PlannedAction], results: Sequence[dict[str, Any]], context: Context
+        self, request: str, plan: Sequence[PlannedAction], results: Sequence[Message], context: Context
     ) -> str:
         if not plan:
             tokens = self._count(request)
@@ -433,7 +444,7 @@ class OfflineModel(Model):
             lines.append("\n" + self._describe(action, result))
         return "\n".join(lines)
 
-    def _describe(self, action: PlannedAction, result: dict[str, Any]) -> str:
+    def _describe(self, action: PlannedAction, result: Message) -> str:
         text = _text_of(result)
         args = action.arguments
         if result.get("isError"):
@@ -528,7 +539,7 @@ class OfflineModel(Model):
         signal = options.signal if options else None
         partial = self._message([], stop_reason="stop", usage=make_usage())
         partial["timestamp"] = final["timestamp"]
-        yield {"type": "start", "partial": dict(partial, content=[])}
+        yield {"type": "start", "partial": {**partial, "content": []}}
         if final["stopReason"] == "error":
             yield {"type": "error", "reason": "error", "error": final}
             return
@@ -543,6 +554,7 @@ class OfflineModel(Model):
             if block["type"] == "text":
                 partial["content"] = [*partial["content"], {"type": "text", "text": ""}]
                 yield {"type": "text_start", "contentIndex": index, "partial": _copy(partial)}
+                shown = ""  # the text of partial's last block, the one streaming
                 for piece in _chunks(block["text"]):
                     if self.chunk_delay:
                         await asyncio.sleep(self.chunk_delay)
@@ -557,7 +569,8 @@ class OfflineModel(Model):
                             },
                         }
                         return
-                    partial["content"][-1] = {"type": "text", "text": partial["content"][-1]["text"] + piece}
+                    shown += piece
+                    partial["content"][-1] = {"type": "text", "text": shown}
                     yield {
                         "type": "text_delta",
                         "contentIndex": index,
@@ -571,18 +584,18 @@ class OfflineModel(Model):
                     "partial": _copy(partial),
                 }
             elif block["type"] == "toolCall":
-                partial["content"] = [*partial["content"], dict(block)]
+                partial["content"] = [*partial["content"], block.copy()]
                 yield {"type": "toolcall_start", "contentIndex": index, "partial": _copy(partial)}
                 yield {
                     "type": "toolcall_end",
                     "contentIndex": index,
-                    "toolCall": dict(block),
+                    "toolCall": block.copy(),
                     "partial": _copy(partial),
                 }
         yield {"type": "done", "reason": final["stopReason"], "message": final}
 
 
-def _call_id(messages: Sequence[dict[str, Any]], issued: int) -> str:
+def _call_id(messages: Sequence[Message], issued: int) -> str:
     """A tool-call id that is deterministic for a context but differs between sibling branches
     (ids only need to be unique within a conversation, as providers' are)."""
     digest = hashlib.sha1(usedforsecurity=False)
@@ -596,15 +609,15 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _copy(partial: dict[str, Any]) -> dict[str, Any]:
-    return {**partial, "content": [dict(b) for b in partial["content"]]}
+def _copy(partial: AssistantMessage) -> AssistantMessage:
+    return {**partial, "content": [b.copy() for b in partial["content"]]}
 
 
 def _chunks(text: str, size: int = 24) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def _is_summary(message: dict[str, Any]) -> bool:
+def _is_summary(message: Message) -> bool:
     text = _text_of(message)
     return text.startswith("The conversation history before this point was compacted") or text.startswith(
         "The following is a summary of a branch"

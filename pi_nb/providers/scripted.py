@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pi_nb.messages import AssistantContent, AssistantMessage, StopReason, Usage
 from pi_nb.providers.base import (
     AssistantMessageEvent,
     Context,
@@ -33,7 +34,7 @@ from pi_nb.providers.base import (
 
 __all__ = ["ScriptedModel", "ScriptedRequest"]
 
-ScriptedItem = dict[str, Any] | Callable[[Context, StreamOptions], dict[str, Any]] | BaseException
+ScriptedItem = AssistantMessage | Callable[[Context, StreamOptions], AssistantMessage] | BaseException
 
 
 @dataclass(frozen=True)
@@ -85,12 +86,12 @@ class ScriptedModel(Model):
     # -- builders --------------------------------------------------------------------------
     def message(
         self,
-        content: list[dict[str, Any]],
+        content: list[AssistantContent],
         *,
-        stop_reason: str = "stop",
-        usage: dict[str, Any] | None = None,
+        stop_reason: StopReason = "stop",
+        usage: Usage | None = None,
         error_message: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> AssistantMessage:
         return make_assistant_message(
             content,
             api=self.api,
@@ -102,21 +103,21 @@ class ScriptedModel(Model):
         )
 
     def text(
-        self, text: str, *, usage: dict[str, Any] | None = None, stop_reason: str = "stop"
-    ) -> dict[str, Any]:
+        self, text: str, *, usage: Usage | None = None, stop_reason: StopReason = "stop"
+    ) -> AssistantMessage:
         return self.message([{"type": "text", "text": text}], usage=usage, stop_reason=stop_reason)
 
     def tool_call(
         self,
         name: str,
-        arguments: dict[str, Any],
+        arguments: dict[str, Any],  # the tool's arguments: open JSON
         *,
         id: str | None = None,
         text: str | None = None,
-        usage: dict[str, Any] | None = None,
-        stop_reason: str = "toolUse",
-    ) -> dict[str, Any]:
-        content: list[dict[str, Any]] = []
+        usage: Usage | None = None,
+        stop_reason: StopReason = "toolUse",
+    ) -> AssistantMessage:
+        content: list[AssistantContent] = []
         if text:
             content.append({"type": "text", "text": text})
         content.append(
@@ -129,11 +130,11 @@ class ScriptedModel(Model):
         )
         return self.message(content, usage=usage, stop_reason=stop_reason)
 
-    def error(self, error_message: str, *, usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    def error(self, error_message: str, *, usage: Usage | None = None) -> AssistantMessage:
         return self.message([], stop_reason="error", usage=usage, error_message=error_message)
 
     @staticmethod
-    def usage(input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0) -> dict[str, Any]:
+    def usage(input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0) -> Usage:
         return make_usage(input, output, cache_read, cache_write)
 
     # -- Model -----------------------------------------------------------------------------
@@ -166,14 +167,20 @@ class ScriptedModel(Model):
         yield {"type": "start", "partial": copy.deepcopy(partial)}
         for index, block in enumerate(final.get("content") or []):
             if opts.signal is not None and opts.signal.aborted:
-                aborted = {**partial, "stopReason": "aborted", "errorMessage": "Request was aborted"}
+                aborted: AssistantMessage = {
+                    **partial,
+                    "stopReason": "aborted",
+                    "errorMessage": "Request was aborted",
+                }
                 yield {"type": "error", "reason": "aborted", "error": aborted}
                 return
             if self.delay:
                 await asyncio.sleep(self.delay)
+            # a queued response is a test's plain dict, taken as given: ``kind`` is read with get();
+            # each branch's second test is the same one, written so that mypy narrows ``block``
             kind = block.get("type")
             partial["content"].append(copy.deepcopy(block))
-            if kind == "text":
+            if kind == "text" and block["type"] == "text":
                 yield {"type": "text_start", "contentIndex": index, "partial": copy.deepcopy(partial)}
                 yield {
                     "type": "text_delta",
@@ -187,7 +194,7 @@ class ScriptedModel(Model):
                     "content": block.get("text", ""),
                     "partial": copy.deepcopy(partial),
                 }
-            elif kind == "thinking":
+            elif kind == "thinking" and block["type"] == "thinking":
                 yield {"type": "thinking_start", "contentIndex": index, "partial": copy.deepcopy(partial)}
                 yield {
                     "type": "thinking_delta",
@@ -201,7 +208,7 @@ class ScriptedModel(Model):
                     "content": block.get("thinking", ""),
                     "partial": copy.deepcopy(partial),
                 }
-            elif kind == "toolCall":
+            elif kind == "toolCall" and block["type"] == "toolCall":
                 yield {"type": "toolcall_start", "contentIndex": index, "partial": copy.deepcopy(partial)}
                 yield {
                     "type": "toolcall_end",
@@ -216,7 +223,8 @@ class ScriptedModel(Model):
                 "error": {**final, "stopReason": "aborted", "errorMessage": "Request was aborted"},
             }
             return
-        if final.get("stopReason") in ("error", "aborted"):
-            yield {"type": "error", "reason": final["stopReason"], "error": final}
+        stop = final.get("stopReason")
+        if stop == "error" or stop == "aborted":
+            yield {"type": "error", "reason": stop, "error": final}
         else:
             yield {"type": "done", "reason": final.get("stopReason", "stop"), "message": final}

@@ -27,16 +27,22 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from pi_nb.errors import InvalidMessageError, ProviderError
+from pi_nb.messages import Usage, UsageCost
 
 __all__ = [
     "KNOWN_MODELS",
+    "CatalogInfo",
     "CostTier",
+    "CostTierDict",
     "ModelCost",
+    "ModelCostDict",
+    "ModelDict",
     "ModelSpec",
     "UnknownModelError",
+    "UsageCostRow",
     "apply_cost",
     "calculate_cost",
     "catalog_info",
@@ -55,6 +61,71 @@ class UnknownModelError(ProviderError, ValueError):
     """A model or provider the catalog does not know (the message names close matches)."""
 
 
+# --------------------------------------------------------------------------------------------
+# pi-ai's JSON shapes of a model (``models.json`` and the ``to_dict()`` results)
+
+
+class CostTierDict(TypedDict):
+    """One price tier of ``Model.cost.tiers``: ``{inputTokensAbove, input, output, cacheRead, cacheWrite}``."""
+
+    inputTokensAbove: int
+    input: float
+    output: float
+    cacheRead: float
+    cacheWrite: float
+
+
+class ModelCostDict(TypedDict):
+    """pi-ai's ``Model.cost`` (US dollars per million tokens): ``{input, output, cacheRead,
+    cacheWrite, tiers?}``."""
+
+    input: float
+    output: float
+    cacheRead: float
+    cacheWrite: float
+    tiers: NotRequired[list[CostTierDict]]
+
+
+class ModelDict(TypedDict):
+    """pi-ai's ``Model`` as JSON (one model of the shipped catalog): ``{id, name, api, provider,
+    baseUrl, reasoning, input, cost, contextWindow, maxTokens, headers?, compat?, thinkingLevelMap?}``.
+    """
+
+    id: str
+    name: str
+    api: str
+    provider: str
+    baseUrl: str
+    reasoning: bool
+    input: list[str]
+    cost: ModelCostDict
+    contextWindow: int
+    maxTokens: int
+    headers: NotRequired[dict[str, str]]
+    # per-API switches (supportsDeveloperRole, thinkingFormat, maxTokensField, ... dozens, each
+    # API its own): open JSON, read by key where pi_nb uses one
+    compat: NotRequired[dict[str, Any]]
+    # thinking level -> the provider's effort name, or None where the level is not offered
+    thinkingLevelMap: NotRequired[dict[str, str | None]]
+
+
+class CatalogInfo(TypedDict):
+    """:func:`catalog_info`: ``{source, generatedAt, modelCount, providerCount}``."""
+
+    source: str
+    generatedAt: str
+    modelCount: int
+    providerCount: int
+
+
+class UsageCostRow(TypedDict):
+    """One row of :func:`usage_cost_breakdown`: ``{key, cost, tokens}``."""
+
+    key: str
+    cost: float
+    tokens: int
+
+
 @dataclass(frozen=True)
 class CostTier:
     """Prices that replace the base ones once a request's input exceeds ``input_tokens_above``."""
@@ -65,7 +136,7 @@ class CostTier:
     cache_read: float
     cache_write: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CostTierDict:
         """Pi's shape: ``{inputTokensAbove, input, output, cacheRead, cacheWrite}``."""
         return {
             "inputTokensAbove": self.input_tokens_above,
@@ -93,16 +164,16 @@ class ModelCost:
     cache_write: float = 0.0
     tiers: tuple[CostTier, ...] = ()
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> Any:  # a price (float), or the tiers for "tiers"
         if key == "tiers":
             return [t.to_dict() for t in self.tiers]
         if key in _COST_KEYS:
             return getattr(self, _COST_KEYS[key])
         raise KeyError(key)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ModelCostDict:
         """Pi's shape: ``{input, output, cacheRead, cacheWrite[, tiers]}``."""
-        out: dict[str, Any] = {
+        out: ModelCostDict = {
             "input": self.input,
             "output": self.output,
             "cacheRead": self.cache_read,
@@ -114,6 +185,7 @@ class ModelCost:
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> ModelCost:
+        """From pi-ai's ``Model.cost`` (a :class:`ModelCostDict`, read as given)."""
         return cls(
             input=raw["input"],
             output=raw["output"],
@@ -146,6 +218,7 @@ class ModelSpec:
     api: str = "openai-completions"
     base_url: str = ""
     cost: ModelCost = field(default_factory=ModelCost)
+    # a read-only view of the model's ModelDict (a MappingProxyType, so not typed as the TypedDict)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -163,10 +236,11 @@ class ModelSpec:
         """Extra HTTP headers pi-ai sends for this model (``{}`` for most)."""
         return dict(self.raw.get("headers") or {})
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ModelDict:
         """The model in pi-ai's JSON shape (a deep copy)."""
         if self.raw:
-            return copy.deepcopy(dict(self.raw))
+            # raw is the model's JSON as from_dict was given it (the catalog's own: a ModelDict)
+            return cast(ModelDict, copy.deepcopy(dict(self.raw)))
         return {
             "id": self.id,
             "name": self.name or self.id,
@@ -182,7 +256,8 @@ class ModelSpec:
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> ModelSpec:
-        """A spec from pi-ai's JSON shape of a model."""
+        """A spec from pi-ai's JSON shape of a model (a :class:`ModelDict`; read as given, the
+        numbers converted with ``int()``/``bool()``)."""
         return cls(
             provider=raw["provider"],
             id=raw["id"],
@@ -204,7 +279,7 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class _Catalog:
-    info: Mapping[str, Any]
+    info: Mapping[str, Any]  # a read-only view of the CatalogInfo
     providers: Mapping[str, tuple[ModelSpec, ...]]
     by_key: Mapping[tuple[str, str], ModelSpec]
     api_key_env: Mapping[str, tuple[str, ...]]
@@ -225,10 +300,16 @@ def _catalog() -> _Catalog:
     )
 
 
-def catalog_info() -> dict[str, Any]:
+def catalog_info() -> CatalogInfo:
     """Where the shipped catalog comes from: ``source`` (``@earendil-works/pi-ai@0.85.0``),
     ``generatedAt`` (pi-ai's own date for its data), ``modelCount``, ``providerCount``."""
-    return dict(_catalog().info)
+    info = _catalog().info
+    return {
+        "source": info["source"],
+        "generatedAt": info["generatedAt"],
+        "modelCount": info["modelCount"],
+        "providerCount": info["providerCount"],
+    }
 
 
 def list_providers() -> list[str]:
@@ -372,7 +453,7 @@ def _cost_of(spec: ModelSpec | ModelCost) -> ModelCost:
     raise TypeError(f"calculate_cost needs a ModelSpec or a ModelCost, got {type(spec).__name__}")
 
 
-def calculate_cost(spec: ModelSpec | ModelCost, usage: Mapping[str, Any]) -> dict[str, float]:
+def calculate_cost(spec: ModelSpec | ModelCost, usage: Mapping[str, Any]) -> UsageCost:
     """What ``usage`` cost with ``spec``'s prices: ``{input, output, cacheRead, cacheWrite, total}``.
 
     pi-ai's ``calculateCost``, operation for operation (so the floats are the same): the input
@@ -380,7 +461,8 @@ def calculate_cost(spec: ModelSpec | ModelCost, usage: Mapping[str, Any]) -> dic
     exceeds, the highest one's prices apply; ``cacheWrite1h`` (the part of ``cacheWrite`` written
     with a 1-hour lifetime) costs twice the input price. ``usage`` is not changed (see
     :func:`apply_cost`); a count that is missing, negative or not a number is an
-    :class:`~pi_nb.errors.InvalidMessageError`.
+    :class:`~pi_nb.errors.InvalidMessageError`. (``usage`` is a :class:`~pi_nb.messages.Usage`,
+    typed ``Mapping`` because usages read from session files are checked here, count by count.)
     """
     cost = _cost_of(spec)
     n_input = _count(usage, "input")
@@ -409,7 +491,7 @@ def calculate_cost(spec: ModelSpec | ModelCost, usage: Mapping[str, Any]) -> dic
     }
 
 
-def apply_cost(spec: ModelSpec | ModelCost | None, usage: dict[str, Any]) -> dict[str, Any]:
+def apply_cost(spec: ModelSpec | ModelCost | None, usage: Usage) -> Usage:
     """Write :func:`calculate_cost` into ``usage["cost"]`` (what pi-ai's providers do when a
     response's usage arrives) and return ``usage``. With ``spec=None`` (a model the catalog does not
     know) the usage is returned unchanged: its cost stays as it was (zero for a fresh usage)."""
@@ -419,7 +501,12 @@ def apply_cost(spec: ModelSpec | ModelCost | None, usage: dict[str, Any]) -> dic
 
 
 def _entry_usages(entries: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """``(key, usage)`` for every billed usage, with Pi's ``/usage`` keys."""
+    """``(key, usage)`` for every billed usage, with Pi's ``/usage`` keys.
+
+    ``entries`` are session entries or bare messages as read from a session file: typed ``Mapping``
+    (not ``SessionEntry | AgentMessage``) because each is checked here and odd ones are skipped or
+    refused, as Pi does; the usages are checked by :func:`_count` / :func:`_usage_total`.
+    """
     for entry in entries:
         if not isinstance(entry, Mapping):
             raise InvalidMessageError(
@@ -469,7 +556,7 @@ def session_cost(entries: Iterable[Mapping[str, Any]]) -> float:
     return total
 
 
-def usage_cost_breakdown(entries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def usage_cost_breakdown(entries: Iterable[Mapping[str, Any]]) -> list[UsageCostRow]:
     """Pi's ``getUsageCostBreakdown``: ``[{key, cost, tokens}]`` per ``provider/model`` (assistant
     messages) plus ``"Tools/summaries"``, without empty rows, the most expensive first."""
     totals: dict[str, list[float]] = {}
@@ -478,7 +565,7 @@ def usage_cost_breakdown(entries: Iterable[Mapping[str, Any]]) -> list[dict[str,
         row[0] += _usage_total(usage)
         row[1] += sum(_count(usage, k) for k in ("input", "output", "cacheRead", "cacheWrite"))
     ordered = sorted(totals.items(), key=lambda item: -item[1][0])  # stable, like Array.prototype.sort
-    rows: list[dict[str, Any]] = [
+    rows: list[UsageCostRow] = [
         {"key": k, "cost": c, "tokens": int(t)} for k, (c, t) in ordered if c > 0 or t > 0
     ]
     return rows

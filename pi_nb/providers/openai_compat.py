@@ -15,10 +15,25 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from pi_nb.errors import MissingDependencyError
+from pi_nb.messages import (
+    AssistantContent,
+    DoneReason,
+    ErrorEvent,
+    ErrorReason,
+    TextContent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingContent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCall,
+    ToolCallEndEvent,
+    Usage,
+)
 from pi_nb.providers._stream_common import (
     CostFunction,
     apply_cost,
@@ -38,6 +53,12 @@ from pi_nb.providers.base import (
 
 __all__ = ["OpenAICompatModel", "supports_developer_role", "to_openai_messages"]
 
+# Typing: the Chat Completions wire JSON (the request body, its messages, each streamed chunk) is
+# ``dict[str, Any]``: open JSON, not modelled here. The session's messages are read as JSON too
+# (``Mapping[str, Any]``): they reach the provider unvalidated and are read field by field, with
+# Pi's tolerance of missing or odd fields. What the stream produces is typed: the
+# ``AssistantMessage``, its content blocks and the events.
+
 
 def _require_openai() -> Any:
     try:
@@ -49,7 +70,7 @@ def _require_openai() -> Any:
     return openai
 
 
-def _image_url(block: dict[str, Any]) -> dict[str, Any]:
+def _image_url(block: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": f"data:{block['mimeType']};base64,{block['data']}"}}
 
 
@@ -71,7 +92,8 @@ def to_openai_messages(
     out: list[dict[str, Any]] = []
     if context.system_prompt:
         out.append({"role": system_role, "content": context.system_prompt})
-    for msg in context.messages:
+    messages: Sequence[Mapping[str, Any]] = context.messages  # read as JSON (see the top)
+    for msg in messages:
         role = msg.get("role")
         content = msg.get("content")
         if role == "user":
@@ -214,7 +236,7 @@ def _append_reasoning_detail(details: list[dict[str, Any]], detail: dict[str, An
     details.append(dict(detail))
 
 
-def _assistant_message(msg: dict[str, Any], target: tuple[str, str, str] | None) -> dict[str, Any] | None:
+def _assistant_message(msg: Mapping[str, Any], target: tuple[str, str, str] | None) -> dict[str, Any] | None:
     content = msg.get("content") or []
     same_model = target is None or (msg.get("provider"), msg.get("api"), msg.get("model")) == target
     texts: list[str] = []
@@ -258,7 +280,7 @@ def _assistant_message(msg: dict[str, Any], target: tuple[str, str, str] | None)
     return item
 
 
-def _usage(raw: Mapping[str, Any]) -> dict[str, Any]:
+def _usage(raw: Mapping[str, Any]) -> Usage:
     """pi-ai's ``parseChunkUsage``: cache reads (``cached_tokens``, DeepSeek's ``prompt_cache_hit_tokens``,
     Kimi's top-level ``cached_tokens``) and cache writes are taken out of ``input``."""
 
@@ -285,7 +307,7 @@ def _usage(raw: Mapping[str, Any]) -> dict[str, Any]:
     return usage
 
 
-_STOP = {
+_STOP: dict[str, DoneReason] = {
     "stop": "stop",
     "end": "stop",
     "length": "length",
@@ -423,16 +445,16 @@ class OpenAICompatModel(RemoteModel):
         opts = options or StreamOptions()
         output = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
         yield {"type": "start", "partial": snapshot_message(output)}
-        blocks: list[dict[str, Any]] = output["content"]
+        blocks: list[AssistantContent] = output["content"]
         tool_args: dict[int, str] = {}  # id(block) -> streamed argument text
-        tools_by_index: dict[int, dict[str, Any]] = {}
-        tools_by_id: dict[str, dict[str, Any]] = {}
-        text_block: dict[str, Any] | None = None
-        thinking_block: dict[str, Any] | None = None
-        details: list[dict[str, Any]] | None = None
+        tools_by_index: dict[int, ToolCall] = {}
+        tools_by_id: dict[str, ToolCall] = {}
+        text_block: TextContent | None = None
+        thinking_block: ThinkingContent | None = None
+        details: list[dict[str, Any]] | None = None  # OpenRouter's reasoning_details: wire JSON
         finish: str | None = None
 
-        def ensure_text() -> tuple[dict[str, Any], AssistantMessageEvent | None]:
+        def ensure_text() -> tuple[TextContent, TextStartEvent | None]:
             nonlocal text_block
             if text_block is not None:
                 return text_block, None
@@ -444,7 +466,7 @@ class OpenAICompatModel(RemoteModel):
                 "partial": snapshot_message(output),
             }
 
-        def ensure_thinking(signature: str | None) -> tuple[dict[str, Any], AssistantMessageEvent | None]:
+        def ensure_thinking(signature: str | None) -> tuple[ThinkingContent, ThinkingStartEvent | None]:
             nonlocal thinking_block
             if thinking_block is not None:
                 return thinking_block, None
@@ -458,10 +480,10 @@ class OpenAICompatModel(RemoteModel):
                 "partial": snapshot_message(output),
             }
 
-        def index_of(block: dict[str, Any]) -> int:
+        def index_of(block: AssistantContent) -> int:
             return next(i for i, b in enumerate(blocks) if b is block)
 
-        def close_block(block: dict[str, Any]) -> AssistantMessageEvent:
+        def close_block(block: AssistantContent) -> TextEndEvent | ThinkingEndEvent | ToolCallEndEvent:
             i = index_of(block)
             if block["type"] == "text":
                 return {
@@ -485,11 +507,11 @@ class OpenAICompatModel(RemoteModel):
             return {
                 "type": "toolcall_end",
                 "contentIndex": i,
-                "toolCall": dict(block),
+                "toolCall": block.copy(),
                 "partial": snapshot_message(output),
             }
 
-        def fail(message: str, reason: str = "error") -> AssistantMessageEvent:
+        def fail(message: str, reason: ErrorReason = "error") -> ErrorEvent:
             for block in blocks:
                 if block["type"] == "thinking" and details is not None:
                     block["thinkingSignature"] = json.dumps(
@@ -545,13 +567,13 @@ class OpenAICompatModel(RemoteModel):
                             "partial": snapshot_message(output),
                         }
                     else:
-                        block, started = ensure_thinking(None)
-                        if started:
-                            yield started
-                        block["thinking"] += piece
+                        thinking, thinking_started = ensure_thinking(None)
+                        if thinking_started:
+                            yield thinking_started
+                        thinking["thinking"] += piece
                         yield {
                             "type": "thinking_delta",
-                            "contentIndex": index_of(block),
+                            "contentIndex": index_of(thinking),
                             "delta": piece,
                             "partial": snapshot_message(output),
                         }
@@ -560,13 +582,13 @@ class OpenAICompatModel(RemoteModel):
                 )
                 if field is not None:
                     # Pi keeps the field's name as the signature: the reasoning goes back in that field
-                    block, started = ensure_thinking(field)
-                    if started:
-                        yield started
-                    block["thinking"] += delta[field]
+                    thinking, thinking_started = ensure_thinking(field)
+                    if thinking_started:
+                        yield thinking_started
+                    thinking["thinking"] += delta[field]
                     yield {
                         "type": "thinking_delta",
-                        "contentIndex": index_of(block),
+                        "contentIndex": index_of(thinking),
                         "delta": delta[field],
                         "partial": snapshot_message(output),
                     }
@@ -613,16 +635,16 @@ class OpenAICompatModel(RemoteModel):
                     for detail in reasoning_details:
                         if not _is_reasoning_detail(detail):
                             continue
-                        block, started = ensure_thinking("")
-                        if started:
-                            yield started
+                        _, thinking_started = ensure_thinking("")
+                        if thinking_started:
+                            yield thinking_started
                         details = details if details is not None else []
                         _append_reasoning_detail(details, detail)
         except Exception as error:  # provider failures are values (error messages), as in pi-ai
             yield fail(*stream_failure(error, opts.signal, os.environ.get(self.api_key_env)))
             return
-        for block in list(blocks):
-            yield close_block(block)
+        for open_block in list(blocks):
+            yield close_block(open_block)
         apply_cost(output["usage"], self.cost_function)
         if finish is None:
             if self.requires_finish_reason:

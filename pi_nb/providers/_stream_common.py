@@ -11,10 +11,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any, Literal, TypeAlias, cast
 
 from pi_nb._js import js_json_parse
-from pi_nb.messages import ErrorReason, Usage, UsageCost
+from pi_nb.messages import (
+    AssistantMessage,
+    ErrorReason,
+    TextDeltaEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallStartEvent,
+    Usage,
+    UsageCost,
+)
 from pi_nb.providers.base import SupportsAbort
 
 __all__ = [
@@ -22,6 +33,8 @@ __all__ = [
     "CostFunction",
     "StreamProtocolError",
     "apply_cost",
+    "block_delta_event",
+    "block_start_event",
     "body_message",
     "open_json_stream",
     "parse_streaming_json",
@@ -115,6 +128,34 @@ def apply_cost(usage: Usage, cost_function: CostFunction | None) -> Usage:
         # the hook's mapping is copied as it is: calculate_cost gives the five UsageCost numbers
         usage["cost"] = cast(UsageCost, dict(cost_function(usage)))
     return usage
+
+
+BlockStart: TypeAlias = Literal["text_start", "thinking_start", "toolcall_start"]
+
+
+def block_start_event(
+    kind: BlockStart, index: int, partial: AssistantMessage
+) -> TextStartEvent | ThinkingStartEvent | ToolCallStartEvent:
+    """``{type: kind, contentIndex: index, partial}``: the event that opens a content block."""
+    if kind == "text_start":
+        return {"type": "text_start", "contentIndex": index, "partial": partial}
+    if kind == "thinking_start":
+        return {"type": "thinking_start", "contentIndex": index, "partial": partial}
+    return {"type": "toolcall_start", "contentIndex": index, "partial": partial}
+
+
+BlockDelta: TypeAlias = Literal["text_delta", "thinking_delta", "toolcall_delta"]
+
+
+def block_delta_event(
+    kind: BlockDelta, index: int, delta: str, partial: AssistantMessage
+) -> TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent:
+    """``{type: kind, contentIndex: index, delta, partial}``: the event that streams into a block."""
+    if kind == "text_delta":
+        return {"type": "text_delta", "contentIndex": index, "delta": delta, "partial": partial}
+    if kind == "thinking_delta":
+        return {"type": "thinking_delta", "contentIndex": index, "delta": delta, "partial": partial}
+    return {"type": "toolcall_delta", "contentIndex": index, "delta": delta, "partial": partial}
 
 
 class _Partial(Exception):

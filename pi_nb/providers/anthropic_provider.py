@@ -13,14 +13,17 @@ The key comes from ``$ANTHROPIC_API_KEY`` (or ``api_key_env``) only; it is never
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from pi_nb.errors import MissingDependencyError
+from pi_nb.messages import AssistantContent, DoneReason, ErrorEvent, ErrorReason
 from pi_nb.providers._stream_common import (
+    BlockStart,
     CostFunction,
     StreamProtocolError,
     apply_cost,
+    block_start_event,
     parse_tool_arguments,
     stream_failure,
 )
@@ -42,7 +45,13 @@ REDACTED_THINKING = "[Reasoning redacted]"
 # budget_tokens per thinking level (pi-ai's defaults for budget-based thinking)
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768}
 
-_STOP = {
+# Typing: the Messages API wire JSON (the request body, its messages and blocks, each streamed
+# event) is ``dict[str, Any]``: open JSON, not modelled here. The session's messages are read as
+# JSON too (``Mapping[str, Any]``): they reach the provider unvalidated and are read field by
+# field, with Pi's tolerance of missing or odd fields. What the stream produces is typed: the
+# ``AssistantMessage``, its content blocks and the events.
+
+_STOP: dict[str, DoneReason] = {
     "end_turn": "stop",
     "pause_turn": "stop",
     "stop_sequence": "stop",
@@ -77,7 +86,7 @@ def _require_anthropic() -> Any:
     return anthropic
 
 
-def _image(block: dict[str, Any]) -> dict[str, Any]:
+def _image(block: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "type": "image",
         "source": {"type": "base64", "media_type": block["mimeType"], "data": block["data"]},
@@ -96,7 +105,8 @@ def to_anthropic_messages(
     alias id therefore counts as another model.) Failed or aborted assistant turns are left out.
     """
     out: list[dict[str, Any]] = []
-    for msg in context.messages:
+    messages: Sequence[Mapping[str, Any]] = context.messages  # read as JSON (see the top)
+    for msg in messages:
         role = msg.get("role")
         content = msg.get("content")
         if role == "user":
@@ -236,16 +246,17 @@ class AnthropicModel(RemoteModel):
         opts = options or StreamOptions()
         output = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
         yield {"type": "start", "partial": snapshot_message(output)}
-        blocks: list[dict[str, Any]] = output["content"]
+        blocks: list[AssistantContent] = output["content"]
         index_map: dict[int, int] = {}
         json_parts: dict[int, str] = {}
         stop_raw: str | None = None
         saw_start = saw_stop = False
 
-        def fail(message: str, reason: str = "error") -> AssistantMessageEvent:
+        def fail(message: str, reason: ErrorReason = "error") -> ErrorEvent:
             for position, block in zip(index_map, index_map.values(), strict=True):
-                if blocks[block]["type"] == "toolCall":
-                    blocks[block]["arguments"] = parse_tool_arguments(json_parts.get(position, ""))
+                opened = blocks[block]
+                if opened["type"] == "toolCall":
+                    opened["arguments"] = parse_tool_arguments(json_parts.get(position, ""))
             output["stopReason"] = reason
             output["errorMessage"] = message
             apply_cost(output["usage"], self.cost_function)  # tokens already used are still paid for
@@ -263,9 +274,10 @@ class AnthropicModel(RemoteModel):
                 kind = event.get("type")
                 if kind == "message_start":
                     saw_start = True
-                    message = event.get("message") or {}
+                    message: Mapping[str, Any] = event.get("message") or {}
                     u = message.get("usage") or {}
-                    output["responseId"] = message.get("id")
+                    response_id: Any = message.get("id")  # as the server sent it (wire JSON, not checked)
+                    output["responseId"] = response_id
                     if message.get("model"):
                         output["model"] = message["model"]  # Pi records the model that answered
                     usage = make_usage(
@@ -282,8 +294,9 @@ class AnthropicModel(RemoteModel):
                 elif kind == "message_stop":
                     saw_stop = True
                 elif kind == "content_block_start":
-                    cb = event.get("content_block") or {}
+                    cb: Mapping[str, Any] = event.get("content_block") or {}
                     cb_type = cb.get("type")
+                    start: BlockStart
                     if cb_type == "text":
                         blocks.append({"type": "text", "text": cb.get("text") or ""})
                         start = "text_start"
@@ -307,11 +320,14 @@ class AnthropicModel(RemoteModel):
                         )
                         start = "thinking_start"
                     elif cb_type == "tool_use":
+                        # as the server sent them (wire JSON, not checked)
+                        call_id: Any = cb.get("id")
+                        call_name: Any = cb.get("name")
                         blocks.append(
                             {
                                 "type": "toolCall",
-                                "id": cb.get("id"),
-                                "name": cb.get("name"),
+                                "id": call_id,
+                                "name": call_name,
                                 "arguments": cb.get("input") or {},
                             }
                         )
@@ -320,11 +336,7 @@ class AnthropicModel(RemoteModel):
                     else:
                         continue
                     index_map[event["index"]] = len(blocks) - 1
-                    yield {
-                        "type": start,
-                        "contentIndex": len(blocks) - 1,
-                        "partial": snapshot_message(output),
-                    }
+                    yield block_start_event(start, len(blocks) - 1, snapshot_message(output))
                 elif kind == "content_block_delta":
                     if event.get("index") not in index_map:
                         continue
@@ -373,7 +385,7 @@ class AnthropicModel(RemoteModel):
                         yield {
                             "type": "toolcall_end",
                             "contentIndex": i,
-                            "toolCall": dict(block),
+                            "toolCall": block.copy(),
                             "partial": snapshot_message(output),
                         }
                     elif block["type"] == "text":
@@ -403,14 +415,14 @@ class AnthropicModel(RemoteModel):
                             )
                     u = event.get("usage") or {}
                     usage = output["usage"]
-                    for src, dst in (
-                        ("input_tokens", "input"),
-                        ("output_tokens", "output"),
-                        ("cache_read_input_tokens", "cacheRead"),
-                        ("cache_creation_input_tokens", "cacheWrite"),
-                    ):
-                        if u.get(src) is not None:
-                            usage[dst] = u[src]
+                    if u.get("input_tokens") is not None:
+                        usage["input"] = u["input_tokens"]
+                    if u.get("output_tokens") is not None:
+                        usage["output"] = u["output_tokens"]
+                    if u.get("cache_read_input_tokens") is not None:
+                        usage["cacheRead"] = u["cache_read_input_tokens"]
+                    if u.get("cache_creation_input_tokens") is not None:
+                        usage["cacheWrite"] = u["cache_creation_input_tokens"]
                     thinking_tokens = (u.get("output_tokens_details") or {}).get("thinking_tokens")
                     if thinking_tokens is not None:
                         usage["reasoning"] = thinking_tokens

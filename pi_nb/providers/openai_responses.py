@@ -29,10 +29,27 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from pi_nb.errors import MissingDependencyError
+from pi_nb.messages import (
+    AssistantContent,
+    ErrorEvent,
+    ErrorReason,
+    TextDeltaEvent,
+    TextStartEvent,
+    ThinkingContent,
+    ThinkingDeltaEvent,
+    ThinkingStartEvent,
+    ToolCall,
+    ToolCallDeltaEvent,
+    ToolCallStartEvent,
+)
 from pi_nb.providers._stream_common import (
+    BlockDelta,
+    BlockStart,
     CostFunction,
     StreamProtocolError,
     apply_cost,
+    block_delta_event,
+    block_start_event,
     open_json_stream,
     parse_tool_arguments,
     stream_failure,
@@ -48,6 +65,13 @@ from pi_nb.providers.base import (
 )
 
 __all__ = ["OpenAIResponsesProvider", "short_hash", "to_responses_input"]
+
+# Typing: the Responses API wire JSON (the request body, its input items, each streamed event) is
+# ``dict[str, Any]``: open JSON, not modelled here. The session's messages are read as JSON too
+# (``Mapping[str, Any]``, and ``dict[str, Any]`` once ``_transform`` has copied them, some made up
+# there without a timestamp): they reach the provider unvalidated and are read field by field,
+# with Pi's tolerance of missing or odd fields. What the stream produces is typed: the
+# ``AssistantMessage``, its content blocks and the events.
 
 _TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
 _MIN_OUTPUT_TOKENS = 16  # the Responses API rejects max_output_tokens below 16
@@ -130,7 +154,7 @@ def _parse_text_signature(signature: Any) -> tuple[str, str | None] | None:
 
 
 def _transform(
-    messages: Sequence[dict[str, Any]], target: tuple[str, str, str], supports_images: bool
+    messages: Sequence[Mapping[str, Any]], target: tuple[str, str, str], supports_images: bool
 ) -> list[dict[str, Any]]:
     """pi-ai's ``transformMessages`` for this API: other models' thinking becomes text, tool-call
     ids are normalised for OpenAI, failed turns are dropped, orphaned tool calls get a result."""
@@ -497,53 +521,56 @@ class OpenAIResponsesProvider(RemoteModel):
         output = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
         output["stopReason"] = "pending"
         yield {"type": "start", "partial": snapshot_message(output)}
-        blocks: list[dict[str, Any]] = output["content"]
-        slots: dict[int, tuple[str, dict[str, Any]]] = {}
-        reasoning_by_id: dict[str, dict[str, Any]] = {}
+        blocks: list[AssistantContent] = output["content"]
+        # output_index -> the block that item streams into (the item's kind is the block's type)
+        slots: dict[int, AssistantContent] = {}
+        reasoning_by_id: dict[str, ThinkingContent] = {}
         partial_json: dict[int, str] = {}  # id(block) -> streamed arguments
         terminal = False
 
-        def index_of(block: dict[str, Any]) -> int:
+        def index_of(block: AssistantContent) -> int:
             return next(i for i, b in enumerate(blocks) if b is block)
 
-        def slot(output_index: Any, kind: str) -> dict[str, Any] | None:
-            found = slots.get(output_index) if isinstance(output_index, int) else None
-            return found[1] if found is not None and found[0] == kind else None
+        def slot(output_index: Any) -> AssistantContent | None:
+            return slots.get(output_index) if isinstance(output_index, int) else None
 
-        def create(output_index: Any, item: Mapping[str, Any]) -> AssistantMessageEvent | None:
+        def create(
+            output_index: Any, item: Mapping[str, Any]
+        ) -> TextStartEvent | ThinkingStartEvent | ToolCallStartEvent | None:
             kind = item.get("type")
             if kind == "message" and item.get("phase") == "final_answer":
                 output["stopReason"] = "stop"
+            block: AssistantContent
+            start: BlockStart
             if kind == "reasoning":
-                block: dict[str, Any] = {"type": "thinking", "thinking": ""}
-                start, slot_kind = "thinking_start", "thinking"
+                block = {"type": "thinking", "thinking": ""}
+                start = "thinking_start"
             elif kind == "message":
                 block = {"type": "text", "text": ""}
-                start, slot_kind = "text_start", "text"
+                start = "text_start"
             elif kind == "function_call":
-                block = {
+                name: Any = item.get("name")  # as the server sent it (wire JSON, not checked)
+                call: ToolCall = {
                     "type": "toolCall",
                     "id": f"{item.get('call_id')}|{item.get('id')}",
-                    "name": item.get("name"),
+                    "name": name,
                     "arguments": {},
                 }
                 if item.get("namespace") is not None:
-                    block["namespace"] = item["namespace"]
-                partial_json[id(block)] = item.get("arguments") or ""
-                start, slot_kind = "toolcall_start", "toolCall"
+                    call["namespace"] = item["namespace"]
+                partial_json[id(call)] = item.get("arguments") or ""
+                block = call
+                start = "toolcall_start"
             else:
                 return None
             blocks.append(block)
-            slots[output_index] = (slot_kind, block)
-            return {"type": start, "contentIndex": len(blocks) - 1, "partial": snapshot_message(output)}
+            slots[output_index] = block
+            return block_start_event(start, len(blocks) - 1, snapshot_message(output))
 
-        def delta_event(kind: str, block: dict[str, Any], delta: str) -> AssistantMessageEvent:
-            return {
-                "type": kind,
-                "contentIndex": index_of(block),
-                "delta": delta,
-                "partial": snapshot_message(output),
-            }
+        def delta_event(
+            kind: BlockDelta, block: AssistantContent, delta: str
+        ) -> TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent:
+            return block_delta_event(kind, index_of(block), delta, snapshot_message(output))
 
         def finalize(response: Mapping[str, Any]) -> None:
             nonlocal terminal
@@ -603,7 +630,7 @@ class OpenAIResponsesProvider(RemoteModel):
             if output["stopReason"] == "stop" and any(b["type"] == "toolCall" for b in blocks):
                 output["stopReason"] = "toolUse"
 
-        def fail(message: str, reason: str = "error") -> AssistantMessageEvent:
+        def fail(message: str, reason: ErrorReason = "error") -> ErrorEvent:
             output["stopReason"] = reason
             output["errorMessage"] = message
             apply_cost(output["usage"], self.cost_function)  # tokens already used are still paid for
@@ -623,35 +650,36 @@ class OpenAIResponsesProvider(RemoteModel):
                 kind = event.get("type")
                 at = event.get("output_index")
                 if kind == "response.created":
-                    output["responseId"] = (event.get("response") or {}).get("id")
+                    response_id: Any = (event.get("response") or {}).get("id")  # wire JSON, as sent
+                    output["responseId"] = response_id
                 elif kind == "response.output_item.added":
                     started = create(at, event.get("item") or {})
                     if started is not None:
                         yield started
                 elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-                    block = slot(at, "thinking")
-                    if block is not None:
+                    block = slot(at)
+                    if block is not None and block["type"] == "thinking":
                         block["thinking"] += event.get("delta", "")
                         yield delta_event("thinking_delta", block, event.get("delta", ""))
                 elif kind == "response.reasoning_summary_part.done":
-                    block = slot(at, "thinking")
-                    if block is not None:
+                    block = slot(at)
+                    if block is not None and block["type"] == "thinking":
                         block["thinking"] += "\n\n"
                         yield delta_event("thinking_delta", block, "\n\n")
                 elif kind in ("response.output_text.delta", "response.refusal.delta"):
-                    block = slot(at, "text")
-                    if block is not None:
+                    block = slot(at)
+                    if block is not None and block["type"] == "text":
                         block["text"] += event.get("delta", "")
                         yield delta_event("text_delta", block, event.get("delta", ""))
                 elif kind == "response.function_call_arguments.delta":
-                    block = slot(at, "toolCall")
-                    if block is not None:
+                    block = slot(at)
+                    if block is not None and block["type"] == "toolCall":
                         partial_json[id(block)] += event.get("delta", "")
                         block["arguments"] = parse_tool_arguments(partial_json[id(block)])
                         yield delta_event("toolcall_delta", block, event.get("delta", ""))
                 elif kind == "response.function_call_arguments.done":
-                    block = slot(at, "toolCall")
-                    if block is not None:
+                    block = slot(at)
+                    if block is not None and block["type"] == "toolCall":
                         previous = partial_json[id(block)]
                         final_args = event.get("arguments") or ""
                         partial_json[id(block)] = final_args
@@ -669,8 +697,8 @@ class OpenAIResponsesProvider(RemoteModel):
                     found = slots.get(at) if isinstance(at, int) else None
                     if found is None or not isinstance(at, int):
                         continue
-                    slot_kind, block = found
-                    if item.get("type") == "reasoning" and slot_kind == "thinking":
+                    block = found
+                    if item.get("type") == "reasoning" and block["type"] == "thinking":
                         summary = "\n\n".join(s.get("text", "") for s in item.get("summary") or [])
                         text = "\n\n".join(c.get("text", "") for c in item.get("content") or [])
                         block["thinking"] = summary or text or block["thinking"]
@@ -683,7 +711,7 @@ class OpenAIResponsesProvider(RemoteModel):
                             "content": block["thinking"],
                             "partial": snapshot_message(output),
                         }
-                    elif item.get("type") == "message" and slot_kind == "text":
+                    elif item.get("type") == "message" and block["type"] == "text":
                         block["text"] = "".join(
                             (c.get("text") if c.get("type") == "output_text" else c.get("refusal")) or ""
                             for c in item.get("content") or []
@@ -696,7 +724,7 @@ class OpenAIResponsesProvider(RemoteModel):
                             "content": block["text"],
                             "partial": snapshot_message(output),
                         }
-                    elif item.get("type") == "function_call" and slot_kind == "toolCall":
+                    elif item.get("type") == "function_call" and block["type"] == "toolCall":
                         block["arguments"] = parse_tool_arguments(
                             item.get("arguments") or partial_json[id(block)]
                         )
@@ -706,7 +734,7 @@ class OpenAIResponsesProvider(RemoteModel):
                         yield {
                             "type": "toolcall_end",
                             "contentIndex": index_of(block),
-                            "toolCall": dict(block),
+                            "toolCall": block.copy(),
                             "partial": snapshot_message(output),
                         }
                 elif kind in ("response.completed", "response.incomplete"):

@@ -129,7 +129,7 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
     if not provider or not model_id:
         raise UnknownModelError(f"Unknown model {spec!r}: use 'provider/model-id'")
     api_override: str | None = overrides.pop("api", None)
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = {}  # keyword arguments of the model class chosen below
     known = find_model(provider, model_id)
     env_base = os.environ.get(_BASE_URL_ENV[provider]) if provider in _BASE_URL_ENV else None
     compat_server = bool(env_base) and provider == "openai"

@@ -415,7 +415,9 @@ def _model(src: Mapping[str, Any], provider_key: str, model_key: str) -> Session
     return cast(SessionContextModel, model)  # Pi's shape, with the file's values as they are
 
 
-def _context_settings(path: list[SessionEntry], plain: bool | None = None) -> tuple[Any, SessionContextModel | None]:
+def _context_settings(
+    path: list[SessionEntry], plain: bool | None = None
+) -> tuple[Any, SessionContextModel | None]:
     """Thinking level and model of a path: the last ``thinking_level_change``, and the last of
     ``model_change`` / assistant message. For plain dicts the scan runs in C (types mapped out
     once, the last of each found by index); anything unusual takes the entry-by-entry loop, which

@@ -40,11 +40,11 @@ import functools
 import os
 import re
 import threading
+from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import eq, ne
-from array import array
 from typing import Any, Concatenate, NotRequired, ParamSpec, TypedDict, TypeGuard, TypeVar, cast
 
 from pi_nb._js import UNDEFINED, Undefined, js_stringify
@@ -805,13 +805,19 @@ class SessionManager:
         entries: list[SessionEntry]
         if plain:
             types = list(map(dict.get, _as_dicts(file_entries), repeat("type")))
-            entries = cast(list[SessionEntry], list(compress(file_entries, map(ne, types, repeat("session")))))
+            entries = cast(
+                list[SessionEntry], list(compress(file_entries, map(ne, types, repeat("session"))))
+            )
         else:
             entries = cast(list[SessionEntry], [e for e in file_entries if e.get("type") != "session"])
         try:
             if plain:
                 by_id: dict[Any, SessionEntry] = dict(
-                    zip(map(dict.get, _as_dicts(entries), repeat("id"), repeat(UNDEFINED)), entries, strict=True)
+                    zip(
+                        map(dict.get, _as_dicts(entries), repeat("id"), repeat(UNDEFINED)),
+                        entries,
+                        strict=True,
+                    )
                 )
             else:
                 by_id = {e.get("id", UNDEFINED): e for e in entries}

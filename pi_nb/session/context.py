@@ -96,7 +96,7 @@ class SessionContext:
     def to_dict(self) -> SessionContextDict:
         """Pi's camelCase JSON shape ``{messages, thinkingLevel, model}``."""
         messages = list(self.messages)
-        model = None if self.model is None else self.model.copy()
+        model = None if self.model is None else cast(SessionContextModel, dict(self.model))  # a copy
         if isinstance(self.thinking_level, Undefined):
             return {"messages": messages, "model": model}
         return {"messages": messages, "thinkingLevel": self.thinking_level, "model": model}

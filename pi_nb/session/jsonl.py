@@ -78,6 +78,7 @@ except ImportError:  # pragma: no cover - exercised where orjson is missing
 
 __all__ = [
     "LoadProblem",
+    "LoadProblemDict",
     "SessionFileContents",
     "load_entries_from_file",
     "parse_session_entries",

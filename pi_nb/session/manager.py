@@ -711,9 +711,8 @@ class SessionManager:
                     js_stringify(entry)[:120],
                 )
             )
-            root = entry.copy()  # (every entry is a dict: _load_entries keeps only dicts)
-            root["parentId"] = None
-            replaced[id(entry)] = root
+            # the same entry with its parentId set aside (``{**e}``: a plain dict, as before)
+            replaced[id(entry)] = cast(SessionEntry, {**entry, "parentId": None})
         self._file_entries = [replaced.get(id(e), e) for e in self._file_entries]
         self._build_index()
         return problems
@@ -1096,6 +1095,7 @@ class SessionManager:
 
         Pi writes it as ``type, customType, data?, id, parentId, timestamp``.
         """
+        # (built like _base's entries, its common fields last; see _base for why a plain dict)
         entry: dict[str, Any] = {"type": "custom", "customType": custom_type}
         _put(entry, "data", data)
         entry["id"] = _ids.generate_id(self._by_id)
@@ -1139,6 +1139,7 @@ class SessionManager:
 
         Pi writes it as ``type, customType, content, display, details?, id, parentId, timestamp``.
         """
+        # (built like _base's entries, its common fields last; see _base for why a plain dict)
         entry: dict[str, Any] = {
             "type": "custom_message",
             "customType": custom_type,
@@ -1412,8 +1413,8 @@ class SessionManager:
             for label_id in pending_label_ids:
                 replacement_by_label_id[label_id] = entry.get("id")
             pending_label_ids.clear()
-            copy = entry.copy()  # (every entry is a dict: _load_entries keeps only dicts)
-            copy["parentId"] = path_parent_id
+            # the same entry, re-chained (``{**e}``: a plain dict with the entry's keys and order)
+            copy = cast(SessionEntry, {**entry, "parentId": path_parent_id})
             if "type" in copy and copy["type"] == "compaction":
                 first_kept = entry.get("firstKeptEntryId", UNDEFINED)
                 try:

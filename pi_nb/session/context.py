@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import eq
-from typing import Any, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 from pi_nb._js import UNDEFINED, Undefined
 from pi_nb._js import js_truthy as _truthy
@@ -44,6 +44,8 @@ from pi_nb.undefined import NoLeaf
 
 __all__ = [
     "SessionContext",
+    "SessionContextDict",
+    "SessionContextModel",
     "build_context_entries",
     "build_entry_index",
     "build_session_context",
@@ -52,7 +54,27 @@ __all__ = [
     "session_entry_to_context_messages",
 ]
 
-EntryIndex = Mapping[Any, Mapping[str, Any]]
+#: ``{entry id: entry}`` (:func:`build_entry_index`). Keys are the entries' ``id`` values, which a
+#: hand-edited file may make non-strings (a number, ``None``), hence ``Any``.
+EntryIndex = Mapping[Any, SessionEntry]
+
+
+class SessionContextModel(TypedDict):
+    """:attr:`SessionContext.model`: Pi's ``{provider, modelId}`` (from the last ``model_change``
+    entry or assistant message on the path). Pi copies the keys unchecked, so for a hand-edited
+    entry lacking one the dict lacks it too."""
+
+    provider: str
+    modelId: str
+
+
+class SessionContextDict(TypedDict):
+    """:meth:`SessionContext.to_dict`: Pi's ``{messages, thinkingLevel, model}`` (``thinkingLevel``
+    is left out when it is ``undefined``, as ``JSON.stringify`` does)."""
+
+    messages: list[AgentMessage]
+    thinkingLevel: NotRequired[str]
+    model: SessionContextModel | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,26 +91,29 @@ class SessionContext:
 
     messages: list[AgentMessage] = field(default_factory=list)
     thinking_level: str = "off"
-    model: dict[str, Any] | None = None
+    model: SessionContextModel | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SessionContextDict:
         """Pi's camelCase JSON shape ``{messages, thinkingLevel, model}``."""
-        out: dict[str, Any] = {"messages": list(self.messages)}
-        if not isinstance(self.thinking_level, Undefined):
-            out["thinkingLevel"] = self.thinking_level
-        out["model"] = None if self.model is None else dict(self.model)
-        return out
+        messages = list(self.messages)
+        model = None if self.model is None else cast(SessionContextModel, dict(self.model))  # a copy
+        if isinstance(self.thinking_level, Undefined):
+            return {"messages": messages, "model": model}
+        return {"messages": messages, "thinkingLevel": self.thinking_level, "model": model}
 
 
-def _check_entry(entry: Any) -> Mapping[str, Any]:
+def _check_entry(entry: object) -> SessionEntry:
+    """An entry as parsed from a file, checked to be a JSON object. Nothing else is validated (old
+    versions, forks and hand-edited files are read as Pi reads them), so the code below reads its
+    fields with ``.get`` and checks what it needs."""
     if type(entry) is not dict and not isinstance(entry, Mapping):  # (fast path for plain dicts)
         raise InvalidEntryError(f"session entry must be an object, got {type(entry).__name__}: {entry!r:.80}")
-    return entry
+    return cast(SessionEntry, entry)  # validated: an object; its fields are read tolerantly
 
 
-def build_entry_index(entries: Sequence[Mapping[str, Any]]) -> dict[Any, Mapping[str, Any]]:
+def build_entry_index(entries: Sequence[SessionEntry]) -> dict[Any, SessionEntry]:
     """Pi's ``buildEntryIndex``: ``{entry id: entry}``; a later entry with the same id replaces an earlier one."""
-    index: dict[Any, Mapping[str, Any]] = {}
+    index: dict[Any, SessionEntry] = {}
     for entry in entries:
         if type(entry) is not dict:
             _check_entry(entry)
@@ -101,7 +126,7 @@ def build_entry_index(entries: Sequence[Mapping[str, Any]]) -> dict[Any, Mapping
     return index
 
 
-def _lookup(index: EntryIndex, key: Any) -> Mapping[str, Any] | None:
+def _lookup(index: EntryIndex, key: Any) -> SessionEntry | None:
     try:
         found = index.get(key)
     except TypeError:  # unhashable: cannot be an id in the index
@@ -109,21 +134,21 @@ def _lookup(index: EntryIndex, key: Any) -> Mapping[str, Any] | None:
     return None if found is None else _check_entry(found)
 
 
-def _walk_to_root(leaf: Mapping[str, Any], index: EntryIndex) -> list[Mapping[str, Any]]:
+def _walk_to_root(leaf: SessionEntry, index: EntryIndex) -> list[SessionEntry]:
     try:
         return _walk_plain(leaf, index)
     except (TypeError, AttributeError):  # an unhashable parentId, an entry that is not a mapping
         return _walk_checked(leaf, index)
 
 
-def _walk_plain(leaf: Mapping[str, Any], index: EntryIndex) -> list[Mapping[str, Any]]:
+def _walk_plain(leaf: SessionEntry, index: EntryIndex) -> list[SessionEntry]:
     """The walk for well-formed entries, with as little per step as possible. ``not parent_id``
     stops exactly where JavaScript's falsy test stops, or where the lookup would find nothing
     anyway (``[]``/``{}`` are truthy in JavaScript but can never be a key of the index)."""
-    path: list[Mapping[str, Any]] = []
+    path: list[SessionEntry] = []
     append = path.append
     get = index.get
-    current: Any = leaf
+    current: Any = leaf  # (unchecked here: anything unusual raises and takes _walk_checked)
     for _ in range(len(index) + 1):
         append(current)
         parent_id = current.get("parentId")
@@ -143,27 +168,29 @@ def _walk_plain(leaf: Mapping[str, Any], index: EntryIndex) -> list[Mapping[str,
     return path
 
 
-def _walk_checked(leaf: Mapping[str, Any], index: EntryIndex) -> list[Mapping[str, Any]]:
-    path: list[Mapping[str, Any]] = []
+def _walk_checked(leaf: SessionEntry, index: EntryIndex) -> list[SessionEntry]:
+    path: list[SessionEntry] = []
     append = path.append
     get = index.get
-    current: Mapping[str, Any] | None = leaf
+    current: SessionEntry = leaf
+    found: SessionEntry | None
     # without a loop, a path holds at most every indexed entry plus the leaf
     for _ in range(len(index) + 1):
-        append(current)  # type: ignore[arg-type]
-        parent_id = current.get("parentId")  # type: ignore[union-attr]
+        append(current)
+        parent_id = current.get("parentId")
         if type(parent_id) is str:  # the common case, kept fast: "" is falsy, the walk stops
             if not parent_id:
                 break
-            current = get(parent_id)
-            if current is None:
+            found = get(parent_id)
+            if found is None:
                 break
-            if type(current) is not dict:
-                _check_entry(current)
+            if type(found) is not dict:
+                _check_entry(found)
         else:
-            current = _lookup(index, parent_id) if _truthy(parent_id) else None
-            if current is None:
+            found = _lookup(index, parent_id) if _truthy(parent_id) else None
+            if found is None:
                 break
+        current = found
     else:
         raise EntryCycleError(
             f"Entry {leaf.get('id')} has a parentId chain that loops "
@@ -174,13 +201,14 @@ def _walk_checked(leaf: Mapping[str, Any], index: EntryIndex) -> list[Mapping[st
 
 
 def _build_session_path(
-    entries: Sequence[Mapping[str, Any]], leaf_id: Any, by_id: EntryIndex | None
-) -> list[Mapping[str, Any]]:
-    """Pi's private ``buildSessionPath``: root -> leaf entries for a leaf id (see module docstring)."""
+    entries: Sequence[SessionEntry], leaf_id: Any, by_id: EntryIndex | None
+) -> list[SessionEntry]:
+    """Pi's private ``buildSessionPath``: root -> leaf entries for a leaf id (see module docstring).
+    ``leaf_id`` is any JSON value (Pi's ``undefined``/``null``/an id, or a hand-edited oddity)."""
     if leaf_id is None:
         return []
     index = by_id if by_id is not None else build_entry_index(entries)
-    leaf: Mapping[str, Any] | None = None
+    leaf: SessionEntry | None = None
     if _truthy(leaf_id):
         leaf = _lookup(index, leaf_id)
     if leaf is None:
@@ -191,8 +219,8 @@ def _build_session_path(
 
 
 def get_branch_entries(
-    entries: Sequence[Mapping[str, Any]],
-    leaf_id: str | None,
+    entries: Sequence[SessionEntry],
+    leaf_id: str | Undefined | None,
     by_id: EntryIndex | None = None,
 ) -> list[SessionEntry]:
     """The root -> ``leaf_id`` path by ``parentId`` (Pi's ``SessionManager.getBranch(fromId)``).
@@ -206,18 +234,19 @@ def get_branch_entries(
     leaf = _lookup(index, leaf_id)
     if leaf is None:
         return []
-    return cast(list[SessionEntry], _walk_to_root(leaf, index))
+    return _walk_to_root(leaf, index)
 
 
-def get_latest_compaction_entry(entries: Sequence[Mapping[str, Any]]) -> CompactionEntry | None:
+def get_latest_compaction_entry(entries: Sequence[SessionEntry]) -> CompactionEntry | None:
     """``getLatestCompactionEntry``: the last ``compaction`` entry of the list (not of a path), or ``None``."""
     for entry in reversed(entries):
-        if _check_entry(entry).get("type") == "compaction":
-            return cast(CompactionEntry, entry)
+        checked = _check_entry(entry)
+        if "type" in checked and checked["type"] == "compaction":
+            return checked
     return None
 
 
-def session_entry_to_context_messages(entry: Mapping[str, Any]) -> list[AgentMessage]:
+def session_entry_to_context_messages(entry: SessionEntry) -> list[AgentMessage]:
     """``sessionEntryToContextMessages``: the messages one selected entry contributes to context.
 
     * ``message`` -> its message (a new top-level dict); a ``user``/``assistant``/``toolResult``
@@ -241,6 +270,7 @@ def session_entry_to_context_messages(entry: Mapping[str, Any]) -> list[AgentMes
             raise InvalidEntryError(
                 f"message entry {entry.get('id')!r} has no message object (got {type(message).__name__})"
             )
+        # the message object of the file, checked to be an object; Pi passes it on as it is
         if message.get("role") in ("user", "assistant", "toolResult") and message.get("content") is None:
             return [cast(AgentMessage, {**message, "content": []})]
         return [cast(AgentMessage, dict(message))]
@@ -255,10 +285,13 @@ def session_entry_to_context_messages(entry: Mapping[str, Any]) -> list[AgentMes
                 entry.get("timestamp", UNDEFINED),
             )
         ]
-    if etype == "branch_summary" and _truthy(entry.get("summary", UNDEFINED)):
+    if etype == "branch_summary":
+        summary = entry.get("summary", UNDEFINED)
+        if not _truthy(summary):
+            return []
         return [
             create_branch_summary_message(
-                entry["summary"], entry.get("fromId", UNDEFINED), entry.get("timestamp", UNDEFINED)
+                summary, entry.get("fromId", UNDEFINED), entry.get("timestamp", UNDEFINED)
             )
         ]
     if etype == "compaction":
@@ -285,9 +318,7 @@ def _strict_eq(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _first_index_of(
-    path: list[Mapping[str, Any]], stop: int, wanted: Any, ids: list[Any] | None = None
-) -> int:
+def _first_index_of(path: list[SessionEntry], stop: int, wanted: Any, ids: list[Any] | None = None) -> int:
     """The first ``i < stop`` with ``path[i].id === wanted`` (JavaScript's strict equality), or -1.
 
     ``ids`` (the ``id`` of every path entry, for plain dicts) lets the search run in C:
@@ -300,14 +331,18 @@ def _first_index_of(
     return next((i for i in range(stop) if _strict_eq(path[i].get("id", UNDEFINED), wanted)), -1)
 
 
-def _plain(path: Sequence[Mapping[str, Any]]) -> bool:
+def _plain(path: Sequence[object]) -> bool:
     """Every entry is a plain dict (so ``dict.get`` can be mapped over the list in C)."""
     return not path or set(map(type, path)) == {dict}
 
 
-def context_entries_from_path(
-    path: list[Mapping[str, Any]], plain: bool | None = None
-) -> list[Mapping[str, Any]]:
+def _as_dicts(path: list[SessionEntry]) -> list[dict[str, Any]]:
+    """The path for the C fast paths that map ``dict.get`` over it: the caller has checked that
+    every entry is a plain ``dict`` (:func:`_plain`); the values are the file's JSON."""
+    return cast(list[dict[str, Any]], path)
+
+
+def context_entries_from_path(path: list[SessionEntry], plain: bool | None = None) -> list[SessionEntry]:
     last = -1
     for i in range(len(path) - 1, -1, -1):
         if path[i].get("type") == "compaction":
@@ -318,15 +353,14 @@ def context_entries_from_path(
     compaction = path[last]
     # Pi looks the compaction up again by id (findIndex); the first path entry with that id.
     comp_id = compaction.get("id", UNDEFINED)
-    dicts = cast(list[dict[str, Any]], path)
     if plain is None:
         plain = _plain(path)
-    ids = list(map(dict.get, dicts[: last + 1], repeat("id"))) if plain else None
+    ids = list(map(dict.get, _as_dicts(path)[: last + 1], repeat("id"))) if plain else None
     compaction_idx = _first_index_of(path, last + 1, comp_id, ids)
     if compaction_idx < 0:
         return path
     first_kept = compaction.get("firstKeptEntryId", UNDEFINED)
-    out: list[Mapping[str, Any]] = [compaction]
+    out: list[SessionEntry] = [compaction]
     kept = _first_index_of(path, compaction_idx, first_kept, ids)
     if kept >= 0:
         out.extend(path[kept:compaction_idx])
@@ -345,7 +379,7 @@ def _pi_leaf(leaf_id: object) -> Any:
 
 
 def build_context_entries(
-    entries: Sequence[Mapping[str, Any]],
+    entries: Sequence[SessionEntry],
     leaf_id: str | Undefined | NoLeaf | None = None,
     by_id: EntryIndex | None = None,
 ) -> list[SessionEntry]:
@@ -360,7 +394,7 @@ def build_context_entries(
     are the input objects themselves.
     """
     path = _build_session_path(entries, _pi_leaf(leaf_id), by_id)
-    return cast(list[SessionEntry], context_entries_from_path(path))
+    return context_entries_from_path(path)
 
 
 def _last_index(items: list[Any], value: str) -> int:
@@ -370,18 +404,30 @@ def _last_index(items: list[Any], value: str) -> int:
         return -1
 
 
+def _model(src: Mapping[str, Any], provider_key: str, model_key: str) -> SessionContextModel:
+    """``{provider: src[provider_key], modelId: src[model_key]}``, each key only if ``src`` has it
+    (Pi copies them unchecked: a hand-edited entry lacking one gives a model lacking it)."""
+    model: dict[str, Any] = {}
+    if provider_key in src:
+        model["provider"] = src[provider_key]
+    if model_key in src:
+        model["modelId"] = src[model_key]
+    return cast(SessionContextModel, model)  # Pi's shape, with the file's values as they are
+
+
 def _context_settings(
-    path: list[Mapping[str, Any]], plain: bool | None = None
-) -> tuple[Any, dict[str, Any] | None]:
+    path: list[SessionEntry], plain: bool | None = None
+) -> tuple[Any, SessionContextModel | None]:
     """Thinking level and model of a path: the last ``thinking_level_change``, and the last of
     ``model_change`` / assistant message. For plain dicts the scan runs in C (types mapped out
     once, the last of each found by index); anything unusual takes the entry-by-entry loop, which
-    raises where Pi throws."""
+    raises where Pi throws. The thinking level is the file's value (``UNDEFINED`` when missing)."""
     if not path or not (_plain(path) if plain is None else plain):
         return _context_settings_loop(path)
-    dicts = cast(list[dict[str, Any]], path)
+    dicts = _as_dicts(path)
     types = list(map(dict.get, dicts, repeat("type")))
     is_message = list(map(eq, types, repeat("message")))
+    # the message objects of the message entries (anything, until checked to be dicts just below)
     messages: list[dict[str, Any]] = list(map(dict.get, compress(dicts, is_message), repeat("message")))  # type: ignore[arg-type]
     if messages and set(map(type, messages)) != {dict}:
         return _context_settings_loop(path)  # a message entry without a message object: raises
@@ -399,20 +445,15 @@ def _context_settings(
                 assistant_at = positions[k]
                 break
     if assistant is not None and assistant_at > model_change_at:
-        model: dict[str, Any] = {}
-        if "provider" in assistant:
-            model["provider"] = assistant["provider"]
-        if "model" in assistant:
-            model["modelId"] = assistant["model"]
-        return thinking_level, model
+        return thinking_level, _model(assistant, "provider", "model")
     if model_change_at >= 0:
-        return thinking_level, _pick(path[model_change_at], "provider", "modelId")
+        return thinking_level, _model(dicts[model_change_at], "provider", "modelId")
     return thinking_level, None
 
 
-def _context_settings_loop(path: list[Mapping[str, Any]]) -> tuple[Any, dict[str, Any] | None]:
+def _context_settings_loop(path: list[SessionEntry]) -> tuple[Any, SessionContextModel | None]:
     thinking_level: Any = "off"
-    model: dict[str, Any] | None = None
+    model: SessionContextModel | None = None
     for entry in path:
         etype = entry.get("type")
         if etype == "message":  # most entries: tested first
@@ -422,24 +463,16 @@ def _context_settings_loop(path: list[Mapping[str, Any]]) -> tuple[Any, dict[str
                     f"message entry {entry.get('id')!r} has no message object (got {type(message).__name__})"
                 )
             if message.get("role") == "assistant":
-                model = {}
-                if "provider" in message:
-                    model["provider"] = message["provider"]
-                if "model" in message:
-                    model["modelId"] = message["model"]
+                model = _model(message, "provider", "model")
         elif etype == "thinking_level_change":
             thinking_level = entry.get("thinkingLevel", UNDEFINED)
         elif etype == "model_change":
-            model = _pick(entry, "provider", "modelId")
+            model = _model(entry, "provider", "modelId")
     return thinking_level, model
 
 
-def _pick(src: Mapping[str, Any], *keys: str) -> dict[str, Any]:
-    return {k: src[k] for k in keys if k in src}
-
-
 def build_session_context(
-    entries: Sequence[Mapping[str, Any]],
+    entries: Sequence[SessionEntry],
     leaf_id: str | Undefined | NoLeaf | None = None,
     by_id: EntryIndex | None = None,
 ) -> SessionContext:
@@ -453,7 +486,7 @@ def build_session_context(
     return context_from_path(_build_session_path(entries, _pi_leaf(leaf_id), by_id))
 
 
-def context_from_path(path: Sequence[Mapping[str, Any]], plain: bool | None = None) -> SessionContext:
+def context_from_path(path: Sequence[SessionEntry], plain: bool | None = None) -> SessionContext:
     """The :class:`SessionContext` of an already walked root -> leaf ``path`` (what
     :func:`build_session_context` does after the walk; a caller that keeps the path of its leaf
     across appends, like :class:`~pi_nb.session.manager.SessionManager`, skips the walk).
@@ -462,13 +495,15 @@ def context_from_path(path: Sequence[Mapping[str, Any]], plain: bool | None = No
     if plain is None:
         plain = _plain(path)
     thinking_level, model = _context_settings(path, plain)
-    messages: list[Any] = []
+    messages: list[AgentMessage] = []
     append = messages.append
     for entry in context_entries_from_path(path, plain):
         if entry.get("type") == "message":
             message = entry.get("message")
             if type(message) is dict and message.get("content") is not None:
-                append(message.copy())  # the common case of session_entry_to_context_messages, inlined
+                # the common case of session_entry_to_context_messages, inlined: a message object
+                # of the file (checked to be a dict), passed on as it is
+                append(cast(AgentMessage, message.copy()))
                 continue
         messages.extend(session_entry_to_context_messages(entry))
     return SessionContext(messages=messages, thinking_level=thinking_level, model=model)

@@ -51,7 +51,7 @@ import warnings
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, TypeGuard
 
 from pi_nb._fs import file_kind
 from pi_nb._js import JS_JSON_DECODER, js_json_parse, js_stringify, js_utf8_encode
@@ -59,6 +59,7 @@ from pi_nb._js import JS_WHITESPACE as _JS_WS
 from pi_nb._js import js_trim as _js_trim
 from pi_nb._js import js_truthy as _js_truthy
 from pi_nb.errors import SessionError, SessionFileTypeError, SessionLockedError
+from pi_nb.session.types import FileEntry, SessionHeader
 
 try:  # POSIX
     import fcntl as _fcntl
@@ -77,6 +78,7 @@ except ImportError:  # pragma: no cover - exercised where orjson is missing
 
 __all__ = [
     "LoadProblem",
+    "LoadProblemDict",
     "SessionFileContents",
     "load_entries_from_file",
     "parse_session_entries",
@@ -111,7 +113,9 @@ _JSON_WS = " \t\n\r"
 _json_parse = js_json_parse
 
 
-def _is_header(v: Any) -> bool:
+def _is_header(v: object) -> TypeGuard[SessionHeader]:
+    """A parsed value that Pi takes for a session header: an object with ``type: "session"`` and a
+    string ``id`` (nothing else is checked: an old or hand-edited header may lack ``cwd``)."""
     return isinstance(v, dict) and v.get("type") == "session" and isinstance(v.get("id"), str)
 
 
@@ -135,6 +139,14 @@ def parse_session_entries(content: str) -> list[Any]:
     return entries
 
 
+class LoadProblemDict(TypedDict):
+    """:meth:`LoadProblem.to_dict`: ``{lineNumber, reason, rawPrefix}``."""
+
+    lineNumber: int
+    reason: str
+    rawPrefix: str
+
+
 @dataclass(frozen=True)
 class LoadProblem:
     """A line of a session file that was not used: where, why, and how it started."""
@@ -145,7 +157,7 @@ class LoadProblem:
     raw_prefix: str
     """The first characters of the line (decoded), to recognise it."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LoadProblemDict:
         return {"lineNumber": self.line_number, "reason": self.reason, "rawPrefix": self.raw_prefix}
 
 
@@ -155,13 +167,15 @@ class SessionFileContents:
 
     ``entries`` is what Pi's ``loadEntriesFromFile`` returns (header first) when ``valid``; an
     invalid file (its first parsed value is not a header with a string id) has ``entries == []``.
+    The header is checked that far; every other entry is a line that parsed to a JSON object, its
+    fields unchecked (read them with ``.get``, as the session code does).
     """
 
     path: str
     exists: bool
     size: int
     valid: bool
-    entries: list[dict[str, Any]]
+    entries: list[FileEntry]
     problems: tuple[LoadProblem, ...] = field(default=())
     ends_with_newline: bool = True
     """False when the last byte is not ``\\n`` (Pi then appends one on open)."""
@@ -262,8 +276,10 @@ def read_session_file(path: str | os.PathLike[str]) -> SessionFileContents:
         f = open_session_for_read(p)
     except FileNotFoundError:
         return SessionFileContents(p, False, 0, False, [])
-    entries: list[dict[str, Any]] = []
-    append = entries.append
+    entries: list[FileEntry] = []
+    # each value appended is the header (checked by _is_header) or a line that parsed to a dict:
+    # an entry, its fields unchecked (the boundary where parsed JSON becomes a FileEntry)
+    append: Callable[[Any], None] = entries.append
     problems: list[LoadProblem] = []
     line_numbers: array[int] | None = None
     header_seen = False
@@ -446,7 +462,7 @@ def _shallow(raw: bytes) -> bool:
     return raw.count(b"[") + raw.count(b"{") <= _MAX_FAST_OPENERS
 
 
-def _skipped(line_numbers: array[int] | None, entries: list[dict[str, Any]]) -> array[int]:
+def _skipped(line_numbers: array[int] | None, entries: list[FileEntry]) -> array[int]:
     """A line was not kept: from now on entries need their line numbers recorded."""
     if line_numbers is None:
         return array("I", range(1, len(entries) + 1))
@@ -482,7 +498,7 @@ def _first_value(
     value: Any,
     n: int,
     text: str,
-    entries: list[dict[str, Any]],
+    entries: list[FileEntry],
     problems: list[LoadProblem],
     header_seen: bool,
 ) -> bool | None:
@@ -497,7 +513,7 @@ def _first_value(
     return True
 
 
-def load_entries_from_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def load_entries_from_file(path: str | os.PathLike[str]) -> list[FileEntry]:
     """Pi's ``loadEntriesFromFile``: the file's entries (header first), or ``[]``.
 
     ``[]`` for a missing, empty, header-less or unparseable file. A valid file whose last line
@@ -509,7 +525,7 @@ def load_entries_from_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]
     return contents.entries
 
 
-def read_session_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+def read_session_header(path: str | os.PathLike[str]) -> SessionHeader | None:
     """The header of a session file, reading at most 1 MiB (Pi's ``readSessionHeader``).
 
     Blank and malformed lines are skipped; the first value that parses decides: a header with a
@@ -524,18 +540,22 @@ def read_session_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     complete = lines[:-1]
     for raw in complete:
         verdict = _header_candidate(_decode_line(raw))
-        if verdict is not _KEEP_SCANNING:
-            return verdict  # type: ignore[return-value]
+        if not isinstance(verdict, _KeepScanning):
+            return verdict
     if at_eof:
         verdict = _header_candidate(_decode_line(lines[-1]))
-        return None if verdict is _KEEP_SCANNING else verdict  # type: ignore[return-value]
+        return None if isinstance(verdict, _KeepScanning) else verdict
     raise ValueError(f"Session header exceeds {_HEADER_SCAN_LIMIT}-byte scan limit: {p}")
 
 
-_KEEP_SCANNING = object()
+class _KeepScanning:
+    """The verdict of :func:`_header_candidate` for a line that does not decide."""
 
 
-def _header_candidate(line: str) -> object:
+_KEEP_SCANNING = _KeepScanning()
+
+
+def _header_candidate(line: str) -> SessionHeader | _KeepScanning | None:
     if _js_blank(line):
         return _KEEP_SCANNING
     try:
@@ -547,7 +567,7 @@ def _header_candidate(line: str) -> object:
     return value if _is_header(value) else None
 
 
-def read_session_header_quiet(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+def read_session_header_quiet(path: str | os.PathLike[str]) -> SessionHeader | None:
     """:func:`read_session_header`, but ``None`` for unreadable or oversized files (discovery).
 
     A path that is not a regular file (a FIFO, directory or device named ``*.jsonl``) is skipped

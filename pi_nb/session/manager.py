@@ -40,11 +40,12 @@ import functools
 import os
 import re
 import threading
+from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import eq, ne
-from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+from typing import Any, Concatenate, NotRequired, ParamSpec, TypedDict, TypeGuard, TypeVar, cast
 
 from pi_nb._js import UNDEFINED, Undefined, js_stringify
 from pi_nb._js import js_trim as _js_trim
@@ -59,7 +60,7 @@ from pi_nb.errors import (
     SessionFileCorruptError,
     SessionWriteError,
 )
-from pi_nb.messages import js_date_ms
+from pi_nb.messages import AgentMessage, ImageContent, TextContent, Usage, js_date_ms
 from pi_nb.session import ids as _ids
 from pi_nb.session.context import (
     SessionContext,
@@ -90,15 +91,36 @@ from pi_nb.session.paths import (
     resolve_path,
     session_file_name,
 )
-from pi_nb.session.types import FileEntry, SessionEntry, SessionHeader
+from pi_nb.session.types import FileEntry, LabelEntry, SessionEntry, SessionHeader
 
 __all__ = [
     "SessionManager",
     "SessionTreeNode",
+    "SessionTreeNodeDict",
 ]
 
 APP_NAME = "pi"
 _NEWLINES = re.compile(r"[\r\n]+")
+
+
+class SessionTreeNodeDict(TypedDict):
+    """:meth:`SessionTreeNode.to_dict`: Pi's ``SessionTreeNode`` JSON ``{entry, children, label?,
+    labelTimestamp?}``."""
+
+    entry: SessionEntry
+    children: list[SessionTreeNodeDict]
+    label: NotRequired[str]
+    labelTimestamp: NotRequired[str]
+
+
+def _node_dict(node: SessionTreeNode) -> SessionTreeNodeDict:
+    """One node's dict, its children still to be filled in."""
+    out: SessionTreeNodeDict = {"entry": node.entry, "children": []}
+    if node.label is not None:
+        out["label"] = node.label
+    if node.label_timestamp is not None:
+        out["labelTimestamp"] = node.label_timestamp
+    return out
 
 
 @dataclass(frozen=True)
@@ -111,22 +133,16 @@ class SessionTreeNode:
     label: str | None = None
     label_timestamp: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SessionTreeNodeDict:
         """Pi's JSON shape ``{entry, children, label?, labelTimestamp?}`` (built without recursion,
         so a 100,000-entry linear session does not hit Python's recursion limit)."""
-        root_out: dict[str, Any] = {}
-        stack: list[tuple[SessionTreeNode, dict[str, Any]]] = [(self, root_out)]
+        root_out = _node_dict(self)
+        stack: list[tuple[SessionTreeNode, SessionTreeNodeDict]] = [(self, root_out)]
         while stack:
             node, out = stack.pop()
-            out["entry"] = node.entry
-            kids: list[dict[str, Any]] = []
-            out["children"] = kids
-            if node.label is not None:
-                out["label"] = node.label
-            if node.label_timestamp is not None:
-                out["labelTimestamp"] = node.label_timestamp
+            kids = out["children"]
             for child in node.children:
-                child_out: dict[str, Any] = {}
+                child_out = _node_dict(child)
                 kids.append(child_out)
                 stack.append((child, child_out))
         return root_out
@@ -146,11 +162,24 @@ def _omit_none(value: Any) -> Any:
 
 
 def _put(entry: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``entry[key]`` unless the value is ``undefined`` (on an entry being built, see ``_base``)."""
     if not isinstance(value, Undefined):
         entry[key] = value
 
 
-def _is_assistant_entry(entry: Mapping[str, Any]) -> bool:
+def _as_dicts(entries: Sequence[FileEntry]) -> list[dict[str, Any]]:
+    """The entry list for the C paths that map ``dict.get`` over it; the caller has checked that
+    every entry is a plain ``dict`` (the manager's ``_plain``)."""
+    return cast(list[dict[str, Any]], entries)
+
+
+def _is_header_entry(value: object) -> TypeGuard[SessionHeader]:
+    """A preloaded file entry that is taken for the header: a dict with ``type: "session"`` (its
+    other fields are read as they are)."""
+    return isinstance(value, dict) and value.get("type") == "session"
+
+
+def _is_assistant_entry(entry: SessionEntry) -> bool:
     if entry.get("type") != "message":
         return False
     message = entry.get("message")
@@ -160,7 +189,7 @@ def _is_assistant_entry(entry: Mapping[str, Any]) -> bool:
 _SUMMARY_ROLES = ("compactionSummary", "branchSummary")
 
 
-def _sort_by_timestamp(kids: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _sort_by_timestamp(kids: list[SessionEntry]) -> list[SessionEntry]:
     """Pi's ``children.sort((a, b) => time(a) - time(b))``: stable, oldest first."""
     keys = [js_date_ms(k.get("timestamp", UNDEFINED)) for k in kids]
     if all(k == k for k in keys):
@@ -228,7 +257,7 @@ class SessionManager:
         *,
         session_id: str | None = None,
         parent_session: str | None = None,
-        preloaded: Sequence[Any] | None = None,
+        preloaded: Sequence[FileEntry] | None = None,
         preloaded_file: SessionFileContents | None = None,
         strict: bool = False,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
@@ -246,10 +275,13 @@ class SessionManager:
         self._session_id = ""
         self._session_file: str | None = None
         self._flushed = False
-        self._header: dict[str, Any] | None = None
-        self._file_entries: list[dict[str, Any]] = []
-        self._entries: list[dict[str, Any]] = []
-        self._by_id: dict[Any, dict[str, Any]] = {}
+        # the entries as loaded or appended: a loaded entry is a JSON object of the file whose
+        # fields are unchecked, so they are read with .get (see pi_nb.session.jsonl)
+        self._header: SessionHeader | None = None
+        self._file_entries: list[FileEntry] = []
+        self._entries: list[SessionEntry] = []
+        # keyed by each entry's id value (a hand-edited file may hold a non-string id)
+        self._by_id: dict[Any, SessionEntry] = {}
         self._labels_by_id: dict[Any, str] = {}
         self._label_timestamps_by_id: dict[Any, str] = {}
         # the leaf's id; UNDEFINED (JavaScript's undefined) when the last entry of a file has no
@@ -258,11 +290,11 @@ class SessionManager:
         self._has_assistant = False
         self._repair = repair
         # where the loaded entries sit in the file (see _line_of_index)
-        self._line_numbers: Any = None
+        self._line_numbers: array[int] | None = None
         self._loaded_count = 0
         self._loaded_lines = 0
         # the root -> leaf path, kept while appends extend it (see _leaf_path)
-        self._path_cache: tuple[Any, list[dict[str, Any]]] | None = None
+        self._path_cache: tuple[Any, list[SessionEntry]] | None = None
         # every entry is a plain dict (set by _build_index; appended entries are dicts too)
         self._plain = True
         self.load_problems: list[LoadProblem] = []
@@ -350,11 +382,13 @@ class SessionManager:
         """
         resolved = resolve_path(path)
         contents: SessionFileContents | None = None
-        header: Mapping[str, Any] | None = None
+        header: SessionHeader | None = None
         if os.path.exists(resolved):
             contents = read_session_file(resolved)
             if contents.valid:
-                header = contents.entries[0]
+                first = contents.entries[0]  # a valid file starts with its header
+                if first["type"] == "session":
+                    header = first
         if cwd_override is not None:
             cwd = cwd_override
         else:
@@ -414,8 +448,9 @@ class SessionManager:
             raise FileNotFoundError(errno.ENOENT, "no such session file", path)
         if not contents.valid:
             raise InvalidSessionFileError(f"not a pi session file: {path}")
-        header = contents.entries[0]
-        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
+        header = contents.entries[0]  # a valid file starts with its header
+        header_cwd = header.get("cwd")
+        cwd = header_cwd if isinstance(header_cwd, str) else None
         return cls.in_memory(cwd, entries=contents.entries)
 
     @classmethod
@@ -425,7 +460,7 @@ class SessionManager:
         *,
         session_id: str | None = None,
         parent_session: str | None = None,
-        entries: Sequence[Any] | None = None,
+        entries: Sequence[FileEntry] | None = None,
     ) -> SessionManager:
         """A session that is never written (Pi's ``SessionManager.inMemory(cwd, options, entries)``).
 
@@ -466,7 +501,7 @@ class SessionManager:
             raise SessionError(f"Cannot fork: source session file is empty or invalid: {resolved_source}")
         if not contents.ends_with_newline:
             ensure_trailing_newline(resolved_source, lock_timeout=lock_timeout)
-        source_entries: list[Any] = list(contents.entries)
+        source_entries: list[FileEntry] = list(contents.entries)
         migrate_to_current_version(source_entries)
         directory = normalize_path(session_dir) if session_dir else get_default_session_dir(resolved_target)
         os.makedirs(directory, exist_ok=True)
@@ -475,7 +510,7 @@ class SessionManager:
         new_id = session_id if session_id is not None else _ids.create_session_id()
         timestamp = _ids.now_iso()
         new_file = os.path.join(directory, session_file_name(timestamp, new_id))
-        header: dict[str, Any] = {
+        header: SessionHeader = {
             "type": "session",
             "version": CURRENT_SESSION_VERSION,
             "id": new_id,
@@ -566,10 +601,10 @@ class SessionManager:
         lines: dict[int, int] | None = None
         if len(self._by_id) != len(entries):
             lines = self._line_index()
-            first: dict[Any, dict[str, Any]] = {}
+            first: dict[Any, SessionEntry] = {}
             for entry in entries:
                 eid = entry.get("id", UNDEFINED)
-                if eid is None or eid is UNDEFINED:
+                if eid is None or isinstance(eid, Undefined):
                     continue
                 try:
                     earlier = first.setdefault(eid, entry)
@@ -593,11 +628,11 @@ class SessionManager:
             raise self._cycle_error(exc) from None
         return problems
 
-    def _loop_from(self, start: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    def _loop_from(self, start: SessionEntry) -> list[SessionEntry]:
         """The entries of the loop that the ``parentId`` walk from ``start`` runs into."""
         seen: dict[int, int] = {}
-        chain: list[Mapping[str, Any]] = []
-        current: Mapping[str, Any] | None = start
+        chain: list[SessionEntry] = []
+        current: SessionEntry | None = start
         while current is not None and id(current) not in seen:
             seen[id(current)] = len(chain)
             chain.append(current)
@@ -633,8 +668,8 @@ class SessionManager:
         without a repeat."""
         by_id = self._by_id
         state: dict[int, int] = {}  # id(entry) -> 1 on the current walk, 2 done
-        cuts: list[dict[str, Any]] = []
-        starts: list[dict[str, Any]] = []
+        cuts: list[SessionEntry] = []
+        starts: list[SessionEntry] = []
         leaf = by_id.get(self._leaf_id) if _truthy(self._leaf_id) else None
         if leaf is not None:
             starts.append(leaf)
@@ -644,15 +679,13 @@ class SessionManager:
         for start in starts:
             if id(start) in state:
                 continue
-            chain: list[dict[str, Any]] = []
-            current: dict[str, Any] | None = start
+            chain: list[SessionEntry] = []
+            current: SessionEntry | None = start
             while current is not None and id(current) not in state:
                 state[id(current)] = 1
                 chain.append(current)
                 parent_id = current.get("parentId")
-                parent = cast(
-                    dict[str, Any] | None, _lookup(by_id, parent_id) if _truthy(parent_id) else None
-                )
+                parent = _lookup(by_id, parent_id) if _truthy(parent_id) else None
                 if parent is not None and state.get(id(parent)) == 1:
                     cuts.append(current)  # current -> parent closes the loop
                     parent = None
@@ -663,7 +696,7 @@ class SessionManager:
             return []
         where = self._line_index()
         problems = []
-        replaced: dict[int, dict[str, Any]] = {}
+        replaced: dict[int, SessionEntry] = {}
         for entry in cuts:
             parent_line = ""
             target = _lookup(by_id, entry.get("parentId"))
@@ -678,7 +711,8 @@ class SessionManager:
                     js_stringify(entry)[:120],
                 )
             )
-            replaced[id(entry)] = {**entry, "parentId": None}
+            # the same entry with its parentId set aside (``{**e}``: a plain dict, as before)
+            replaced[id(entry)] = cast(SessionEntry, {**entry, "parentId": None})
         self._file_entries = [replaced.get(id(e), e) for e in self._file_entries]
         self._build_index()
         return problems
@@ -691,7 +725,7 @@ class SessionManager:
             _ids.assert_valid_session_id(session_id)
         self._session_id = session_id if session_id is not None else _ids.create_session_id()
         timestamp = _ids.now_iso()
-        header: dict[str, Any] = {
+        header: SessionHeader = {
             "type": "session",
             "version": CURRENT_SESSION_VERSION,
             "id": self._session_id,
@@ -720,7 +754,7 @@ class SessionManager:
 
     def _load_entries(
         self,
-        entries: list[Any],
+        entries: list[FileEntry],
         *,
         session_id: str | None = None,
         parent_session: str | None = None,
@@ -731,16 +765,18 @@ class SessionManager:
         first), so it is taken over as it is. ``defer_rewrite``: a migration is not written yet;
         the return value says whether it must be."""
         needs_rewrite = False
+        header: SessionHeader | None
         if checked:
-            header: dict[str, Any] | None = entries[0]
+            header = cast(SessionHeader, entries[0])  # read_session_file checked it is the header
         else:
-            header = next((e for e in entries if isinstance(e, dict) and e.get("type") == "session"), None)
+            # (the list may come from anywhere: non-dicts are refused below)
+            header = next((e for e in entries if _is_header_entry(e)), None)
         if header is not None:
             self._file_entries = entries if checked else [e for e in entries if isinstance(e, dict)]
             if len(self._file_entries) != len(entries):
                 raise InvalidEntryError("session entries must be objects (dicts)")
             self._header = header
-            self._session_id = header.get("id")  # type: ignore[assignment]
+            self._session_id = header.get("id")
             if migrate_to_current_version(self._file_entries):
                 needs_rewrite = True
                 if not defer_rewrite:
@@ -763,15 +799,24 @@ class SessionManager:
         # (for plain dicts, dict.get is mapped over the list in C; no Python loop per entry)
         plain = set(map(type, file_entries)) <= {dict}
         self._plain = plain
+        # every file entry but the header (what is not of type "session") is a SessionEntry: this
+        # is where the loaded entries get that type (their fields unchecked, read with .get)
+        entries: list[SessionEntry]
         if plain:
-            types = list(map(dict.get, file_entries, repeat("type")))
-            entries = list(compress(file_entries, map(ne, types, repeat("session"))))
+            types = list(map(dict.get, _as_dicts(file_entries), repeat("type")))
+            entries = cast(
+                list[SessionEntry], list(compress(file_entries, map(ne, types, repeat("session"))))
+            )
         else:
-            entries = [e for e in file_entries if e.get("type") != "session"]
+            entries = cast(list[SessionEntry], [e for e in file_entries if e.get("type") != "session"])
         try:
             if plain:
-                by_id: dict[Any, dict[str, Any]] = dict(
-                    zip(map(dict.get, entries, repeat("id"), repeat(UNDEFINED)), entries, strict=True)
+                by_id: dict[Any, SessionEntry] = dict(
+                    zip(
+                        map(dict.get, _as_dicts(entries), repeat("id"), repeat(UNDEFINED)),
+                        entries,
+                        strict=True,
+                    )
                 )
             else:
                 by_id = {e.get("id", UNDEFINED): e for e in entries}
@@ -789,13 +834,14 @@ class SessionManager:
             label_entries = list(compress(file_entries, map(eq, types, repeat("label"))))
         else:
             label_entries = [e for e in entries if e.get("type") == "label"]
-        for entry in label_entries:
-            target = entry.get("targetId")
-            label = entry.get("label")
+        # (targetId and label as the file holds them: Pi keeps any truthy label)
+        for label_entry in label_entries:
+            target = label_entry.get("targetId")
+            label = label_entry.get("label")
             try:
                 if _js_truthy(label):
                     labels[target] = label
-                    label_ts[target] = entry.get("timestamp")
+                    label_ts[target] = label_entry.get("timestamp")
                 else:
                     labels.pop(target, None)
                     label_ts.pop(target, None)
@@ -811,7 +857,7 @@ class SessionManager:
         self._has_assistant = has_assistant
         self._path_cache = None
 
-    def _file_bytes(self, extra: Sequence[Mapping[str, Any]] = ()) -> bytes:
+    def _file_bytes(self, extra: Sequence[SessionEntry] = ()) -> bytes:
         return b"".join(serialize_entry(e) for e in self._file_entries) + b"".join(
             serialize_entry(e) for e in extra
         )
@@ -900,12 +946,12 @@ class SessionManager:
 
     def get_header(self) -> SessionHeader | None:
         """The header dict (``None`` only for a degenerate in-memory list without one)."""
-        return cast(SessionHeader | None, self._header)
+        return self._header
 
     # ------------------------------------------------------------------------------------------
     # appending
 
-    def _persist_entry(self, entry: dict[str, Any]) -> None:
+    def _persist_entry(self, entry: SessionEntry) -> None:
         if not self._persist or not self._session_file:
             return
         try:
@@ -924,7 +970,7 @@ class SessionManager:
         except OSError as exc:
             raise self._write_error(exc, entry) from exc
 
-    def _write_error(self, exc: OSError, entry: Mapping[str, Any]) -> SessionWriteError:
+    def _write_error(self, exc: OSError, entry: SessionEntry) -> SessionWriteError:
         reason = exc.strerror or str(exc)
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             reason = "the disk is full"
@@ -940,7 +986,7 @@ class SessionManager:
             exc.errno,
         )
 
-    def _append_line(self, entry: Mapping[str, Any]) -> None:
+    def _append_line(self, entry: SessionEntry) -> None:
         assert self._session_file is not None
         data = serialize_entry(entry)
         try:
@@ -950,7 +996,7 @@ class SessionManager:
             # header: not a session any more); write the whole session again instead.
             create_file_exclusive(self._session_file, self._file_bytes([entry]))
 
-    def _append_entry(self, entry: dict[str, Any]) -> None:
+    def _append_entry(self, entry: SessionEntry) -> None:
         # Persist first: if writing fails, the session in memory stays as it was (the file holds
         # no part of the entry either: a partial line is cut back off), so the two agree.
         self._persist_entry(entry)
@@ -971,13 +1017,23 @@ class SessionManager:
             self._has_assistant = True
 
     def _base(self, etype: str) -> dict[str, Any]:
+        """The start of a new entry, ``{type, id, parentId, timestamp}``, for an ``append_*`` method to
+        complete and hand to :meth:`_append_built`. It is built as a plain dict in Pi's key order
+        because its ``parentId`` is left out when the leaf is undefined, which no entry TypedDict
+        can say."""
         entry: dict[str, Any] = {"type": etype, "id": _ids.generate_id(self._by_id)}
         _put(entry, "parentId", self._leaf_id)  # undefined (a leaf without id): left out, as in Pi
         entry["timestamp"] = _ids.now_iso()
         return entry
 
+    def _append_built(self, entry: dict[str, Any]) -> str:
+        """Append an entry an ``append_*`` method has just built (see :meth:`_base`); its id."""
+        built = cast(SessionEntry, entry)  # built by the caller with its type's keys, in Pi's order
+        self._append_entry(built)
+        return built["id"]
+
     @_synchronized
-    def append_message(self, message: Mapping[str, Any]) -> str:
+    def append_message(self, message: AgentMessage) -> str:
         """Append a message (``user``, ``assistant``, ``toolResult``, ``bashExecution``, ``custom``)
         as a child of the leaf; returns the new entry id.
 
@@ -993,16 +1049,14 @@ class SessionManager:
             )
         entry = self._base("message")
         entry["message"] = message if isinstance(message, dict) else dict(message)
-        self._append_entry(entry)
-        return cast(str, entry["id"])
+        return self._append_built(entry)
 
     @_synchronized
     def append_thinking_level_change(self, thinking_level: str) -> str:
         """Append a ``thinking_level_change``; returns its id."""
         entry = self._base("thinking_level_change")
         entry["thinkingLevel"] = thinking_level
-        self._append_entry(entry)
-        return cast(str, entry["id"])
+        return self._append_built(entry)
 
     @_synchronized
     def append_model_change(self, provider: str, model_id: str) -> str:
@@ -1010,8 +1064,7 @@ class SessionManager:
         entry = self._base("model_change")
         entry["provider"] = provider
         entry["modelId"] = model_id
-        self._append_entry(entry)
-        return cast(str, entry["id"])
+        return self._append_built(entry)
 
     @_synchronized
     def append_compaction(
@@ -1021,7 +1074,7 @@ class SessionManager:
         tokens_before: int,
         details: Any = UNDEFINED,
         from_hook: bool | Undefined | None = UNDEFINED,
-        usage: Mapping[str, Any] | Undefined | None = UNDEFINED,
+        usage: Usage | Undefined | None = UNDEFINED,
     ) -> str:
         """Append a ``compaction`` entry; returns its id.
 
@@ -1034,8 +1087,7 @@ class SessionManager:
         _put(entry, "details", details)
         _put(entry, "usage", _omit_none(usage))
         _put(entry, "fromHook", _omit_none(from_hook))
-        self._append_entry(entry)
-        return cast(str, entry["id"])
+        return self._append_built(entry)
 
     @_synchronized
     def append_custom_entry(self, custom_type: str, data: Any = UNDEFINED) -> str:
@@ -1043,13 +1095,13 @@ class SessionManager:
 
         Pi writes it as ``type, customType, data?, id, parentId, timestamp``.
         """
+        # (built like _base's entries, its common fields last; see _base for why a plain dict)
         entry: dict[str, Any] = {"type": "custom", "customType": custom_type}
         _put(entry, "data", data)
         entry["id"] = _ids.generate_id(self._by_id)
         _put(entry, "parentId", self._leaf_id)
         entry["timestamp"] = _ids.now_iso()
-        self._append_entry(entry)
-        return cast(str, entry["id"])
+        return self._append_built(entry)
 
     @_synchronized
     def append_session_info(self, name: str) -> str:
@@ -1062,8 +1114,7 @@ class SessionManager:
         sanitized = _js_trim(_NEWLINES.sub(" ", name))
         entry = self._base("session_info")
         entry["name"] = sanitized
-        self._append_entry(entry)
-        return cast(str, entry["id"])
+        return self._append_built(entry)
 
     @_synchronized
     def get_session_name(self) -> str | None:
@@ -1079,7 +1130,7 @@ class SessionManager:
     def append_custom_message_entry(
         self,
         custom_type: str,
-        content: str | Sequence[Mapping[str, Any]],
+        content: str | Sequence[TextContent | ImageContent],
         display: bool,
         details: Any = UNDEFINED,
     ) -> str:
@@ -1088,6 +1139,7 @@ class SessionManager:
 
         Pi writes it as ``type, customType, content, display, details?, id, parentId, timestamp``.
         """
+        # (built like _base's entries, its common fields last; see _base for why a plain dict)
         entry: dict[str, Any] = {
             "type": "custom_message",
             "customType": custom_type,
@@ -1098,8 +1150,7 @@ class SessionManager:
         entry["id"] = _ids.generate_id(self._by_id)
         _put(entry, "parentId", self._leaf_id)
         entry["timestamp"] = _ids.now_iso()
-        self._append_entry(entry)
-        return cast(str, entry["id"])
+        return self._append_built(entry)
 
     @_synchronized
     def append_label_change(self, target_id: str, label: str | Undefined | None = UNDEFINED) -> str:
@@ -1114,14 +1165,14 @@ class SessionManager:
         entry = self._base("label")
         entry["targetId"] = target_id
         _put(entry, "label", label)
-        self._append_entry(entry)
+        new_id = self._append_built(entry)
         if label:
             self._labels_by_id[target_id] = cast(str, label)
             self._label_timestamps_by_id[target_id] = entry["timestamp"]
         else:
             self._labels_by_id.pop(target_id, None)
             self._label_timestamps_by_id.pop(target_id, None)
-        return cast(str, entry["id"])
+        return new_id
 
     def get_label(self, entry_id: str) -> str | None:
         """The current label of an entry, if any."""
@@ -1139,9 +1190,9 @@ class SessionManager:
 
     @_synchronized
     def get_leaf_entry(self) -> SessionEntry | None:
-        return cast(SessionEntry | None, self._by_id.get(self._leaf_id) if self._leaf_id else None)
+        return self._by_id.get(self._leaf_id) if self._leaf_id else None
 
-    def _leaf_path(self) -> list[dict[str, Any]]:
+    def _leaf_path(self) -> list[SessionEntry]:
         """The root -> leaf path (Pi's ``buildSessionPath`` for the current leaf), kept between
         calls: an append extends it by one entry instead of walking the whole path again. Treat
         the list as read-only (copy it before handing it out)."""
@@ -1149,11 +1200,11 @@ class SessionManager:
         leaf = self._leaf_id
         if cache is not None and (cache[0] is leaf or cache[0] == leaf):
             return cache[1]
-        path = cast(list[dict[str, Any]], _build_session_path(self._entries, leaf, self._by_id))
+        path = _build_session_path(self._entries, leaf, self._by_id)
         self._path_cache = (leaf, path)
         return path
 
-    def _checked_leaf_path(self) -> list[dict[str, Any]]:
+    def _checked_leaf_path(self) -> list[SessionEntry]:
         try:
             return self._leaf_path()
         except EntryCycleError as exc:
@@ -1162,14 +1213,14 @@ class SessionManager:
     def get_entry(self, entry_id: str) -> SessionEntry | None:
         """The entry with this id, or ``None`` (Pi returns ``undefined``)."""
         try:
-            return cast(SessionEntry | None, self._by_id.get(entry_id))
+            return self._by_id.get(entry_id)
         except TypeError:
             return None
 
     @_synchronized
     def get_children(self, parent_id: str) -> list[SessionEntry]:
         """Direct children of an entry, in file order."""
-        return cast(list[SessionEntry], [e for e in self._by_id.values() if e.get("parentId") == parent_id])
+        return [e for e in self._by_id.values() if e.get("parentId") == parent_id]
 
     @_synchronized
     def get_branch(self, from_id: str | None = None) -> list[SessionEntry]:
@@ -1177,9 +1228,9 @@ class SessionManager:
         walk stops at a missing parent. ``[]`` for an unknown id or an empty leaf."""
         start = from_id if from_id is not None else self._leaf_id
         if start is self._leaf_id and _truthy(start) and start in self._by_id:
-            return cast(list[SessionEntry], list(self._checked_leaf_path()))
+            return list(self._checked_leaf_path())
         try:
-            return get_branch_entries(self._entries, cast(str | None, start), self._by_id)
+            return get_branch_entries(self._entries, start, self._by_id)
         except EntryCycleError as exc:
             raise self._cycle_error(exc, start) from None
 
@@ -1188,10 +1239,8 @@ class SessionManager:
         """The compaction-aware entries behind :meth:`build_session_context`."""
         with gc_paused():
             path = self._checked_leaf_path()
-            out = context_entries_from_path(
-                cast(list[Mapping[str, Any]], path), True if self._plain else None
-            )
-            return cast(list[SessionEntry], list(out) if out is path else out)
+            out = context_entries_from_path(path, True if self._plain else None)
+            return list(out) if out is path else out
 
     @_synchronized
     def build_session_context(self) -> SessionContext:
@@ -1202,12 +1251,12 @@ class SessionManager:
     @_synchronized
     def get_entries(self) -> list[SessionEntry]:
         """Every entry except the header, in file order (a new list; the dicts are shared)."""
-        return cast(list[SessionEntry], list(self._entries))
+        return list(self._entries)
 
     @_synchronized
     def get_file_entries(self) -> list[FileEntry]:
         """Header and entries, as they are (or would be) in the file."""
-        return cast(list[FileEntry], list(self._file_entries))
+        return list(self._file_entries)
 
     @_synchronized
     def get_tree(self) -> list[SessionTreeNode]:
@@ -1220,14 +1269,14 @@ class SessionManager:
 
     def _get_tree(self) -> list[SessionTreeNode]:
         entries = self._entries
-        children_of: dict[int, list[dict[str, Any]]] = {}
-        node_entry: dict[Any, dict[str, Any]] = {}
+        children_of: dict[int, list[SessionEntry]] = {}
+        node_entry: dict[Any, SessionEntry] = {}
         for entry in entries:
             try:
                 node_entry[entry.get("id")] = entry
             except TypeError:
                 continue
-        roots: list[dict[str, Any]] = []
+        roots: list[SessionEntry] = []
         for entry in entries:
             eid = entry.get("id")
             me = node_entry.get(eid, entry)
@@ -1256,7 +1305,7 @@ class SessionManager:
         label_ts = self._label_timestamps_by_id
         visiting: set[int] = set()
         for root in roots:
-            stack: list[tuple[dict[str, Any], bool]] = [(root, False)]
+            stack: list[tuple[SessionEntry, bool]] = [(root, False)]
             while stack:
                 entry, expanded = stack.pop()
                 key = id(entry)
@@ -1277,7 +1326,7 @@ class SessionManager:
                 except TypeError:
                     label = lts = None
                 built[key] = SessionTreeNode(
-                    entry=cast(SessionEntry, entry),
+                    entry=entry,
                     children=tuple(built[id(k)] for k in kids if id(k) in built),
                     label=label,
                     label_timestamp=lts,
@@ -1306,7 +1355,7 @@ class SessionManager:
         summary: str,
         details: Any = UNDEFINED,
         from_hook: bool | Undefined | None = UNDEFINED,
-        usage: Mapping[str, Any] | Undefined | None = UNDEFINED,
+        usage: Usage | Undefined | None = UNDEFINED,
     ) -> str:
         """Branch to ``branch_from_id`` (``None``: a new root) and append a ``branch_summary`` of the
         path being left; returns its id.
@@ -1331,11 +1380,10 @@ class SessionManager:
         _put(entry, "usage", _omit_none(usage))
         _put(entry, "fromHook", _omit_none(from_hook))
         try:
-            self._append_entry(entry)
+            return self._append_built(entry)
         except BaseException:
             self._leaf_id = previous_leaf
             raise
-        return cast(str, entry["id"])
 
     @_synchronized
     def create_branched_session(self, leaf_id: str) -> str | None:
@@ -1353,19 +1401,21 @@ class SessionManager:
         if not path:
             raise EntryNotFoundError(f"Entry {leaf_id} not found")
 
-        path_without_labels: list[dict[str, Any]] = []
+        path_without_labels: list[SessionEntry] = []
+        # (ids as the file holds them: normally strings, anything in a hand-edited file)
         replacement_by_label_id: dict[Any, Any] = {}
         pending_label_ids: list[Any] = []
         path_parent_id: Any = None
-        for entry in cast(list[dict[str, Any]], path):
+        for entry in path:
             if entry.get("type") == "label":
                 pending_label_ids.append(entry.get("id"))
                 continue
             for label_id in pending_label_ids:
                 replacement_by_label_id[label_id] = entry.get("id")
             pending_label_ids.clear()
-            copy = {**entry, "parentId": path_parent_id}
-            if entry.get("type") == "compaction":
+            # the same entry, re-chained (``{**e}``: a plain dict with the entry's keys and order)
+            copy = cast(SessionEntry, {**entry, "parentId": path_parent_id})
+            if "type" in copy and copy["type"] == "compaction":
                 first_kept = entry.get("firstKeptEntryId", UNDEFINED)
                 try:
                     replacement = replacement_by_label_id.get(first_kept, UNDEFINED)
@@ -1379,7 +1429,7 @@ class SessionManager:
         new_session_id = _ids.create_session_id()
         timestamp = _ids.now_iso()
         new_file = os.path.join(self._session_dir, session_file_name(timestamp, new_session_id))
-        header: dict[str, Any] = {
+        header: SessionHeader = {
             "type": "session",
             "version": CURRENT_SESSION_VERSION,
             "id": new_session_id,
@@ -1397,11 +1447,11 @@ class SessionManager:
         ]
         parent_id: Any = path_without_labels[-1].get("id") if path_without_labels else None
         parent_id = parent_id or None
-        label_entries: list[dict[str, Any]] = []
+        label_entries: list[LabelEntry] = []
         for target, label, label_timestamp in labels_to_write:
-            label_entry = {
+            label_entry: LabelEntry = {
                 "type": "label",
-                "id": _ids.generate_id(set(path_entry_ids)),  # type: ignore[arg-type]
+                "id": _ids.generate_id(set(path_entry_ids)),
                 "parentId": parent_id,
                 "timestamp": label_timestamp,
                 "targetId": target,

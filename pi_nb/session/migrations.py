@@ -31,6 +31,11 @@ __all__ = [
 CURRENT_SESSION_VERSION = 3
 
 
+# The entries migrated here are v1/v2 JSON objects (no ids, ``firstKeptEntryIndex``, ``hookMessage``
+# roles): not yet the v3 ``FileEntry`` shapes of pi_nb.session.types, so they stay open dicts
+# (``list[Any]`` in: a caller's list[FileEntry] is changed in place into v3 entries).
+
+
 def _require_dict(entry: Any) -> dict[str, Any]:
     if not isinstance(entry, dict):
         # Pi (an ES module, strict mode) throws here: it cannot set properties on a primitive.

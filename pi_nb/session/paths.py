@@ -20,11 +20,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from pi_nb._js import js_number_to_string
 from pi_nb.errors import SessionFileTypeError
-from pi_nb.messages import js_date_ms
+from pi_nb.messages import AssistantMessage, UserMessage, js_date_ms
 from pi_nb.session.jsonl import (
     _decode_line,
     _js_blank,
@@ -33,11 +33,13 @@ from pi_nb.session.jsonl import (
     read_session_header_quiet,
     warn_skipped,
 )
+from pi_nb.session.types import SessionHeader, SessionMessageEntry
 
 __all__ = [
     "ENV_AGENT_DIR",
     "ENV_SESSION_DIR",
     "SessionInfo",
+    "SessionInfoDict",
     "find_most_recent_session",
     "get_agent_dir",
     "get_default_session_dir",
@@ -135,6 +137,23 @@ def _ms_to_datetime(ms: float) -> datetime | None:
     return datetime.fromtimestamp(ms / 1000, UTC)
 
 
+class SessionInfoDict(TypedDict):
+    """:meth:`SessionInfo.to_dict`: Pi's ``SessionInfo`` JSON ``{path, id, cwd, name?,
+    parentSessionPath?, created, modified, messageCount, firstMessage, allMessagesText}`` (dates as
+    ISO strings; ``null`` for an Invalid Date)."""
+
+    path: str
+    id: str
+    cwd: str
+    name: NotRequired[str]
+    parentSessionPath: NotRequired[str]
+    created: str | None
+    modified: str | None
+    messageCount: int
+    firstMessage: str
+    allMessagesText: str
+
+
 @dataclass(frozen=True)
 class SessionInfo:
     """One session file as the session picker sees it (Pi's ``SessionInfo``)."""
@@ -154,9 +173,10 @@ class SessionInfo:
     first_message: str
     all_messages_text: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SessionInfoDict:
         """Pi's JSON shape (dates as ISO strings, as ``JSON.stringify`` prints a Date)."""
-        out: dict[str, Any] = {"path": self.path, "id": self.id, "cwd": self.cwd}
+        # built key by key in Pi's order (the optional keys sit between required ones)
+        out: dict[str, object] = {"path": self.path, "id": self.id, "cwd": self.cwd}
         if self.name is not None:
             out["name"] = self.name
         if self.parent_session_path is not None:
@@ -166,7 +186,7 @@ class SessionInfo:
         out["messageCount"] = self.message_count
         out["firstMessage"] = self.first_message
         out["allMessagesText"] = self.all_messages_text
-        return out
+        return cast(SessionInfoDict, out)  # every key of SessionInfoDict, set just above
 
 
 def _iso(dt: datetime | None) -> str | None:
@@ -189,7 +209,9 @@ def _js_join_text(value: Any) -> str:
     return "[object Object]"
 
 
-def _extract_text_content(message: dict[str, Any]) -> str:
+def _extract_text_content(message: UserMessage | AssistantMessage) -> str:
+    """The text blocks of a message read from a file: its ``content`` is checked here (Pi throws
+    on a content that is not a string or an array)."""
     content = message.get("content")
     if isinstance(content, str):
         return content
@@ -204,8 +226,9 @@ def _extract_text_content(message: dict[str, Any]) -> str:
     return " ".join(texts)
 
 
-def _activity_time(entry: dict[str, Any]) -> float | None:
-    message = entry.get("message")
+def _activity_time(entry: SessionMessageEntry) -> float | None:
+    """A ``message`` entry's activity time; its message object is checked here (as Pi does)."""
+    message: object = entry.get("message")
     if not isinstance(message, dict) or not isinstance(message.get("role"), str) or "content" not in message:
         return None
     if message["role"] not in ("user", "assistant"):
@@ -244,7 +267,7 @@ def build_session_info(path: str) -> SessionInfo | None:
 def _session_info(path: str, f: Any) -> SessionInfo | None:
     try:
         st = os.fstat(f.fileno())
-        header: dict[str, Any] | None = None
+        header: SessionHeader | None = None
         message_count = 0
         first_message = ""
         all_messages: list[str] = []
@@ -264,7 +287,7 @@ def _session_info(path: str, f: Any) -> SessionInfo | None:
                 if header is None:
                     if not isinstance(entry, dict) or entry.get("type") != "session":
                         return None
-                    header = entry
+                    header = cast(SessionHeader, entry)  # validated: an object of type "session"
                     continue
                 if not isinstance(entry, dict):
                     continue
@@ -277,7 +300,8 @@ def _session_info(path: str, f: Any) -> SessionInfo | None:
                 if entry.get("type") != "message":
                     continue
                 message_count += 1
-                activity = _activity_time(entry)
+                # a JSON object of type "message": its message object is checked where it is read
+                activity = _activity_time(cast(SessionMessageEntry, entry))
                 if activity is not None:
                     last_activity = max(last_activity or 0.0, activity)
                 message = entry.get("message")
@@ -285,7 +309,8 @@ def _session_info(path: str, f: Any) -> SessionInfo | None:
                     continue
                 if "content" not in message or message["role"] not in ("user", "assistant"):
                     continue
-                text = _extract_text_content(message)
+                # validated: a user or assistant message that has a content (checked in the call)
+                text = _extract_text_content(cast(UserMessage | AssistantMessage, message))
                 if not text:
                     continue
                 all_messages.append(text)

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from pi_nb._js import js_truthy
 from pi_nb.errors import NotebookError
 from pi_nb.session.context import build_context_entries, get_branch_entries
 from pi_nb.session.jsonl import parse_session_entries
+from pi_nb.session.types import SessionEntry, SessionHeader
 
 __all__ = ["SessionTail"]
 
@@ -55,16 +55,17 @@ class SessionTail:
         self._line_number = 0
         self._inode: tuple[int, int] | None = None
         self._probe = b""
-        self.header: dict[str, Any] | None = None
-        self._entries: list[dict[str, Any]] = []
-        self._by_id: dict[Any, dict[str, Any]] = {}
+        # entries are the file's JSON objects, their fields unchecked (read with .get)
+        self.header: SessionHeader | None = None
+        self._entries: list[SessionEntry] = []
+        self._by_id: dict[Any, SessionEntry] = {}  # keyed by the id value the file holds
         self._labels: dict[Any, str] = {}
         self._leaf: str | None = None
         self._name: str | None = None
 
     # -- reading ----------------------------------------------------------------------------
 
-    def poll(self) -> list[dict[str, Any]]:
+    def poll(self) -> list[SessionEntry]:
         """Read what was appended since the last call; returns the new entries (header excluded).
 
         A missing file is not an error (the writer may not have created it yet): nothing is new.
@@ -105,8 +106,8 @@ class SessionTail:
             complete, self._pending = buf[: cut + 1], buf[cut + 1 :]
             return self._add_lines(complete)
 
-    def _add_lines(self, chunk: bytes) -> list[dict[str, Any]]:
-        new: list[dict[str, Any]] = []
+    def _add_lines(self, chunk: bytes) -> list[SessionEntry]:
+        new: list[SessionEntry] = []
         for raw in chunk.split(b"\n")[:-1]:
             self._line_number += 1
             text = raw.decode("utf-8", "replace")
@@ -116,17 +117,18 @@ class SessionTail:
             if not parsed or not isinstance(parsed[0], dict):
                 self.problems.append((self._line_number, text[:80]))
                 continue
-            entry: dict[str, Any] = parsed[0]
-            if self.header is None and entry.get("type") == "session":
-                self.header = entry
+            # checked just above to be a JSON object: the header or an entry, its fields unchecked
+            value: dict[str, Any] = parsed[0]
+            if value.get("type") == "session":
+                if self.header is None:
+                    self.header = cast(SessionHeader, value)
                 continue
-            if entry.get("type") == "session":
-                continue
+            entry = cast(SessionEntry, value)
             self._add(entry)
             new.append(entry)
         return new
 
-    def _add(self, entry: dict[str, Any]) -> None:
+    def _add(self, entry: SessionEntry) -> None:
         eid = entry.get("id")
         self._entries.append(entry)
         try:
@@ -160,14 +162,14 @@ class SessionTail:
 
     # -- the read-only session protocol -------------------------------------------------------
 
-    def get_entries(self) -> list[dict[str, Any]]:
+    def get_entries(self) -> list[SessionEntry]:
         with self._lock:
             return list(self._entries)
 
     def get_leaf_id(self) -> str | None:
         return self._leaf
 
-    def get_entry(self, entry_id: str) -> dict[str, Any] | None:
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
         try:
             return self._by_id.get(entry_id)
         except TypeError:
@@ -183,13 +185,13 @@ class SessionTail:
         cwd = self.header.get("cwd") if self.header else None
         return cwd if isinstance(cwd, str) else os.getcwd()
 
-    def get_header(self) -> Mapping[str, Any] | None:
+    def get_header(self) -> SessionHeader | None:
         return self.header
 
-    def get_branch(self, from_id: str | None = None) -> list[Any]:
+    def get_branch(self, from_id: str | None = None) -> list[SessionEntry]:
         with self._lock:
             return list(get_branch_entries(self._entries, from_id or self._leaf, self._by_id))
 
-    def build_context_entries(self) -> list[Any]:
+    def build_context_entries(self) -> list[SessionEntry]:
         with self._lock:
             return list(build_context_entries(self._entries, self._leaf, self._by_id))

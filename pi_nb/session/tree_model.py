@@ -21,13 +21,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, cast, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from pi_nb._js import UNDEFINED, Undefined, js_homedir, js_stringify
 from pi_nb.errors import InvalidSessionFileError, NotebookError
 from pi_nb.session.context import context_entries_from_path, session_entry_to_context_messages
 from pi_nb.session.jsonl import gc_paused
 from pi_nb.session.manager import _sort_by_timestamp
+from pi_nb.session.types import FileEntry, SessionEntry
 from pi_nb.tokens import DEFAULT_ENCODING, count_message_tokens, estimate_tokens
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "SessionTreeModel",
     "TreeRow",
     "TreeSource",
+    "TreeStats",
     "format_tool_call",
 ]
 
@@ -49,7 +51,7 @@ _CONTEXT_RESETS = frozenset({"compaction", "branch_summary"})
 class TreeSource(Protocol):
     """What the tree model reads from a session."""
 
-    def get_entries(self) -> Sequence[Mapping[str, Any]]: ...
+    def get_entries(self) -> Sequence[SessionEntry]: ...
 
     def get_leaf_id(self) -> str | None: ...
 
@@ -58,7 +60,24 @@ class TreeSource(Protocol):
     def get_session_name(self) -> str | None: ...
 
 
+class TreeStats(TypedDict):
+    """:meth:`SessionTreeModel.stats`: the numbers of the tree view's header."""
+
+    entries: int
+    roots: int
+    leaves: int
+    branchPoints: int
+    compactions: int
+    branchSummaries: int
+    labels: int
+    activePath: int
+    inContext: int
+    leafId: str | None
+
+
 def _mapping(value: Any) -> Mapping[str, Any]:
+    """A JSON object of the file read tolerantly (a message, a tool call's arguments, ``details``:
+    anything its fields may hold), or ``{}`` for anything else."""
     return value if isinstance(value, Mapping) else {}
 
 
@@ -186,7 +205,7 @@ class TreeRow:
 class _Node:
     __slots__ = ("children", "entry", "id", "indent", "just_branched", "parent", "visited")
 
-    def __init__(self, entry: Mapping[str, Any], eid: str) -> None:
+    def __init__(self, entry: SessionEntry, eid: str) -> None:
         self.entry = entry
         self.id = eid
         self.parent: _Node | None = None
@@ -225,7 +244,7 @@ class SessionTreeModel:
 
     def __init__(
         self,
-        source: TreeSource | str | os.PathLike[str] | Sequence[Mapping[str, Any]],
+        source: TreeSource | str | os.PathLike[str] | Sequence[FileEntry],
         *,
         leaf_id: str | Undefined | None = UNDEFINED,
         filter_mode: str = "all",
@@ -257,7 +276,7 @@ class SessionTreeModel:
         self.version = 0
         """Bumped whenever the rows may have changed (a view compares it to redraw only then)."""
         self._seen = 0
-        self._last_entry: Mapping[str, Any] | None = None
+        self._last_entry: SessionEntry | None = None
         self._shown_leaf: str | None = None
         self._positions: dict[str, int] | None = None
         self._positions_version = -1
@@ -327,12 +346,12 @@ class SessionTreeModel:
             self.selected_id = self._shown_leaf
         self.folded = {f for f in self.folded if f in self._nodes}
 
-    def _build(self, entries: Sequence[Mapping[str, Any]] | None = None) -> None:
+    def _build(self, entries: Sequence[SessionEntry] | None = None) -> None:
         """The whole index from the source's entries."""
         with gc_paused():  # one node per entry: the collector's passes would cost as much as the build
             self._build_unpaused(entries)
 
-    def _build_unpaused(self, entries: Sequence[Mapping[str, Any]] | None = None) -> None:
+    def _build_unpaused(self, entries: Sequence[SessionEntry] | None = None) -> None:
         self.rebuilds += 1
         self._display_cache.clear()
         self._token_cache.clear()
@@ -340,6 +359,7 @@ class SessionTreeModel:
             entries = self.session.get_entries()
         self._entries_ref = entries
         self._nodes: dict[str, _Node] = {}
+        # call id -> (tool name, arguments: open JSON, the tool's own schema)
         self._tool_calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
         self._calls_scanned: set[str] = set()
         self._all_calls_scanned = False
@@ -407,10 +427,10 @@ class SessionTreeModel:
 
     def _sort_children(self, node: _Node) -> None:
         by_entry = {id(c.entry): c for c in node.children}
-        ordered = _sort_by_timestamp([cast(dict[str, Any], c.entry) for c in node.children])
+        ordered = _sort_by_timestamp([c.entry for c in node.children])
         node.children = [by_entry[id(e)] for e in ordered]
 
-    def _tool_call(self, entry: Mapping[str, Any], call_id: str) -> tuple[str, Mapping[str, Any]] | None:
+    def _tool_call(self, entry: SessionEntry, call_id: str) -> tuple[str, Mapping[str, Any]] | None:
         """The tool call a tool result answers: looked up on the result's ancestors (the calling
         assistant message is usually its parent), then anywhere; cached."""
         hit = self._tool_calls.get(call_id)
@@ -431,7 +451,7 @@ class SessionTreeModel:
         self._calls_scanned.add(call_id)
         return self._tool_calls.get(call_id)
 
-    def _scan_calls(self, entry: Mapping[str, Any], call_id: str) -> bool:
+    def _scan_calls(self, entry: SessionEntry, call_id: str) -> bool:
         if entry.get("type") != "message":
             return False
         msg = entry.get("message")
@@ -531,7 +551,7 @@ class SessionTreeModel:
         self._branch_points = branch_points
         self._root_count = roots
 
-    def _extend(self, entries: Sequence[Mapping[str, Any]], leaf: str | None) -> bool:
+    def _extend(self, entries: Sequence[SessionEntry], leaf: str | None) -> bool:
         """Index the entries after ``self._seen`` (an append-only session). When they continue
         the shown leaf as one chain, the flat order and the row groups are extended too; else
         only what depends on the leaf is redone. ``False``: the index cannot be extended (an id
@@ -868,7 +888,7 @@ class SessionTreeModel:
     def entry_count(self) -> int:
         return len(self._flat)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> TreeStats:
         """Numbers for the header: entries, roots, branch points, leaves, compactions, labels."""
         return {
             "entries": len(self._flat),
@@ -971,7 +991,7 @@ class SessionTreeModel:
             raise NotebookError(f"Entry {entry_id} not found")
         return node
 
-    def entry(self, entry_id: str) -> Mapping[str, Any]:
+    def entry(self, entry_id: str) -> SessionEntry:
         return self._require(entry_id).entry
 
     def path_to(self, entry_id: str) -> list[str]:
@@ -1050,7 +1070,7 @@ class SessionTreeModel:
 
     # -- display text -----------------------------------------------------------------------
 
-    def full_text(self, entry: Mapping[str, Any]) -> str:
+    def full_text(self, entry: SessionEntry) -> str:
         """The whole text of an entry (what the row shortens): a message's text, a summary."""
         etype = entry.get("type")
         if etype == "message":
@@ -1068,7 +1088,7 @@ class SessionTreeModel:
             return str(entry.get("summary") or "")
         return ""
 
-    def display(self, entry: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    def display(self, entry: SessionEntry) -> tuple[str, str, str, str]:
         """``(title, text, kind, detail)`` as Pi's tree selector shows the entry."""
         etype = entry.get("type")
         if etype == "message":

@@ -616,9 +616,7 @@ def _content_text_and_images(content: object, role: str, encoding: str) -> tuple
     return text_tokens, images
 
 
-def message_token_breakdown(
-    message: AgentMessage, encoding: str = DEFAULT_ENCODING
-) -> MessageTokenBreakdown:
+def message_token_breakdown(message: AgentMessage, encoding: str = DEFAULT_ENCODING) -> MessageTokenBreakdown:
     """Exact tokens of the text the model sees for one agent message, by part.
 
     What is counted (each piece tokenized on its own, then summed; no per-message chat-format

@@ -454,7 +454,7 @@ class TokenBudget:
 # ---------------------------------------------------------------------------------------------
 
 
-def _content_key(message: AgentMessage) -> tuple[Any, ...]:
+def _content_key(message: AgentMessage) -> tuple[object, ...]:
     """What a message's counts depend on: its role, timestamp, call id and the *identity* of its
     content (or summary, or command and output).
 
@@ -465,7 +465,7 @@ def _content_key(message: AgentMessage) -> tuple[Any, ...]:
     raw: Mapping[str, object] = message  # any message, as it is: malformed ones are keyed too
     role = raw.get("role")
     if role == "bashExecution":
-        body: tuple[Any, ...] = (
+        body: tuple[object, ...] = (
             id(raw.get("command")),
             id(raw.get("output")),
             raw.get("excludeFromContext"),
@@ -489,7 +489,7 @@ def _content_key(message: AgentMessage) -> tuple[Any, ...]:
 @dataclass
 class _Counted:
     message: AgentMessage
-    key: tuple[Any, ...]
+    key: tuple[object, ...]
     category: str | None
     tokens: int
     estimate: int
@@ -511,7 +511,7 @@ class BudgetTracker:
     def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
         self.encoding = encoding
         self._by_id: dict[int, _Counted] = {}
-        self._by_key: dict[tuple[Any, ...], _Counted] = {}
+        self._by_key: dict[tuple[object, ...], _Counted] = {}
         self._text_cache: dict[str, int] = {}
         self._prev: list[AgentMessage] = []
         self._prev_counts: list[_Counted] = []
@@ -545,7 +545,7 @@ class BudgetTracker:
             self._text_cache[text] = hit
         return hit
 
-    def _count_message(self, message: AgentMessage, key: tuple[Any, ...], encoding: str) -> _Counted:
+    def _count_message(self, message: AgentMessage, key: tuple[object, ...], encoding: str) -> _Counted:
         self.counted += 1
         category = message_category(message)
         tokens = message_token_breakdown(message, encoding).total if category is not None else 0
@@ -600,7 +600,7 @@ class BudgetTracker:
                     counts[hit.category] += 1
         else:
             new_by_id: dict[int, _Counted] = {}
-            new_by_key: dict[tuple[Any, ...], _Counted] = {}
+            new_by_key: dict[tuple[object, ...], _Counted] = {}
             out = []
             tokens = dict.fromkeys(MESSAGE_CATEGORIES, 0)
             counts = dict.fromkeys(MESSAGE_CATEGORIES, 0)

@@ -29,14 +29,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pi_nb._js import js_round, js_stringify, js_to_fixed
 from pi_nb.errors import NotebookError
+from pi_nb.messages import AgentMessage, Usage
 from pi_nb.session.context import session_entry_to_context_messages
 from pi_nb.tokens import (
     DEFAULT_ENCODING,
     ContextTokenEstimate,
+    ContextTokenEstimateDict,
     calculate_context_tokens,
     count_tokens,
     estimate_context_tokens,
@@ -46,18 +48,24 @@ from pi_nb.tokens import (
 )
 
 if TYPE_CHECKING:
+    from pi_nb.providers.base import ToolSchema
     from pi_nb.session.manager import SessionManager
+    from pi_nb.session.types import SessionEntry
 
 __all__ = [
     "MESSAGE_CATEGORIES",
     "PI_DEFAULT_KEEP_RECENT_TOKENS",
     "PI_DEFAULT_RESERVE_TOKENS",
     "BudgetCategory",
+    "BudgetCategoryDict",
     "BudgetInput",
     "BudgetTracker",
     "ContextUsage",
+    "ContextUsageDict",
     "KeepRecentWindow",
+    "KeepRecentWindowDict",
     "TokenBudget",
+    "TokenBudgetDict",
     "budget_input_from_session",
     "compaction_kept_messages",
     "compute_budget",
@@ -97,7 +105,7 @@ _CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "b
 Level = Literal["ok", "warning", "error"]
 
 
-def message_category(message: Mapping[str, Any]) -> str | None:
+def message_category(message: AgentMessage) -> str | None:
     """The budget category of an agent message, or ``None`` for roles the model never sees."""
     role = message.get("role")
     return _ROLE_CATEGORY.get(role) if isinstance(role, str) else None
@@ -138,6 +146,14 @@ def context_level(percent: float | None) -> Level:
 # ---------------------------------------------------------------------------------------------
 
 
+class ContextUsageDict(TypedDict):
+    """:meth:`ContextUsage.to_dict`: Pi's ``{tokens, contextWindow, percent}``."""
+
+    tokens: int | None
+    contextWindow: int
+    percent: float | None
+
+
 @dataclass(frozen=True)
 class ContextUsage:
     """Pi's ``ContextUsage {tokens, contextWindow, percent}``; ``tokens``/``percent`` are ``None``
@@ -147,11 +163,11 @@ class ContextUsage:
     context_window: int
     percent: float | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ContextUsageDict:
         return {"tokens": self.tokens, "contextWindow": self.context_window, "percent": self.percent}
 
 
-def has_usage_after_latest_compaction(branch_entries: Sequence[Mapping[str, Any]]) -> bool:
+def has_usage_after_latest_compaction(branch_entries: Sequence[SessionEntry]) -> bool:
     """``True`` unless the branch has a compaction with no usable assistant usage after it.
 
     Pi's reasoning (``AgentSession.getContextUsage``): after a compaction the last usage
@@ -168,8 +184,8 @@ def has_usage_after_latest_compaction(branch_entries: Sequence[Mapping[str, Any]
 
 
 def get_context_usage(
-    branch_entries: Sequence[Mapping[str, Any]],
-    messages: Sequence[Mapping[str, Any]],
+    branch_entries: Sequence[SessionEntry],
+    messages: Sequence[AgentMessage],
     context_window: int,
 ) -> ContextUsage | None:
     """Pi's ``AgentSession.getContextUsage()`` for a branch and the agent's context messages.
@@ -220,15 +236,15 @@ class BudgetInput:
             name it in their header, so a reader knows which point of the session they show).
     """
 
-    messages: Sequence[Mapping[str, Any]]
+    messages: Sequence[AgentMessage]
     context_window: int
     system_prompt: str | None = None
     system_prompt_parts: Mapping[str, str] = field(default_factory=dict)
-    tools: Sequence[Mapping[str, Any]] = ()
+    tools: Sequence[ToolSchema] = ()
     reserve_tokens: int = PI_DEFAULT_RESERVE_TOKENS
     keep_recent_tokens: int = PI_DEFAULT_KEEP_RECENT_TOKENS
     compaction_enabled: bool = True
-    last_usage: Mapping[str, Any] | None = None
+    last_usage: Usage | None = None
     compacted_since_last_usage: bool = False
     encoding: str = DEFAULT_ENCODING
     compaction_kept_messages: int | None = None
@@ -254,6 +270,16 @@ class BudgetInput:
                 raise NotebookError(f"system prompt part {name!r} is not part of the system prompt")
 
 
+class BudgetCategoryDict(TypedDict):
+    """:meth:`BudgetCategory.to_dict`: ``{name, tokens, kind, known, count}``."""
+
+    name: str
+    tokens: int
+    kind: Literal["system", "tools", "messages"]
+    known: bool
+    count: int
+
+
 @dataclass(frozen=True)
 class BudgetCategory:
     """One segment of the bar: tiktoken tokens of one category.
@@ -268,7 +294,7 @@ class BudgetCategory:
     known: bool = True
     count: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> BudgetCategoryDict:
         return {
             "name": self.name,
             "tokens": self.tokens,
@@ -276,6 +302,18 @@ class BudgetCategory:
             "known": self.known,
             "count": self.count,
         }
+
+
+class KeepRecentWindowDict(TypedDict):
+    """:meth:`KeepRecentWindow.to_dict`: ``{startIndex, messageCount, estimateTokens, tokens,
+    reached, includesPreviousSummary}``."""
+
+    startIndex: int
+    messageCount: int
+    estimateTokens: int
+    tokens: int
+    reached: bool
+    includesPreviousSummary: bool
 
 
 @dataclass(frozen=True)
@@ -298,7 +336,7 @@ class KeepRecentWindow:
     reached: bool
     includes_previous_summary: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> KeepRecentWindowDict:
         return {
             "startIndex": self.start_index,
             "messageCount": self.message_count,
@@ -307,6 +345,29 @@ class KeepRecentWindow:
             "reached": self.reached,
             "includesPreviousSummary": self.includes_previous_summary,
         }
+
+
+class TokenBudgetDict(TypedDict):
+    """:meth:`TokenBudget.to_dict`: the budget with camelCase keys (``leaf_id`` is not in it)."""
+
+    encoding: str
+    contextWindow: int
+    reserveTokens: int
+    keepRecentTokens: int
+    threshold: int
+    categories: list[BudgetCategoryDict]
+    tokens: int
+    freeTokens: int
+    usageTokens: int | None
+    estimate: ContextTokenEstimateDict
+    estimateTokens: int | None
+    percent: float | None
+    level: Level
+    unknown: bool
+    shouldCompact: bool | None
+    keepRecent: KeepRecentWindowDict
+    messageCount: int
+    systemPromptKnown: bool
 
 
 @dataclass(frozen=True)
@@ -365,7 +426,7 @@ class TokenBudget:
         """The tiktoken total is past ``threshold`` (the drawn bar crosses the marker)."""
         return self.tokens > self.threshold
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TokenBudgetDict:
         return {
             "encoding": self.encoding,
             "contextWindow": self.context_window,
@@ -393,7 +454,7 @@ class TokenBudget:
 # ---------------------------------------------------------------------------------------------
 
 
-def _content_key(message: Mapping[str, Any]) -> tuple[Any, ...]:
+def _content_key(message: AgentMessage) -> tuple[object, ...]:
     """What a message's counts depend on: its role, timestamp, call id and the *identity* of its
     content (or summary, or command and output).
 
@@ -401,33 +462,34 @@ def _content_key(message: Mapping[str, Any]) -> tuple[Any, ...]:
     shares their content objects with the stored entries, so the key finds them again; the
     tracker keeps a reference to every keyed object, so an id cannot be reused while cached.
     """
-    role = message.get("role")
+    raw: Mapping[str, object] = message  # any message, as it is: malformed ones are keyed too
+    role = raw.get("role")
     if role == "bashExecution":
-        body: tuple[Any, ...] = (
-            id(message.get("command")),
-            id(message.get("output")),
-            message.get("excludeFromContext"),
-            message.get("exitCode"),
-            message.get("cancelled"),
-            message.get("truncated"),
-            message.get("fullOutputPath"),
+        body: tuple[object, ...] = (
+            id(raw.get("command")),
+            id(raw.get("output")),
+            raw.get("excludeFromContext"),
+            raw.get("exitCode"),
+            raw.get("cancelled"),
+            raw.get("truncated"),
+            raw.get("fullOutputPath"),
         )
     elif role == "branchSummary" or role == "compactionSummary":
-        body = (id(message.get("summary")),)
+        body = (id(raw.get("summary")),)
     else:
-        body = (id(message.get("content")),)
-    ts = message.get("timestamp")
+        body = (id(raw.get("content")),)
+    ts = raw.get("timestamp")
     try:
         hash(ts)
     except TypeError:
         ts = id(ts)
-    return (role, ts, message.get("toolCallId"), body)
+    return (role, ts, raw.get("toolCallId"), body)
 
 
 @dataclass
 class _Counted:
-    message: Mapping[str, Any]
-    key: tuple[Any, ...]
+    message: AgentMessage
+    key: tuple[object, ...]
     category: str | None
     tokens: int
     estimate: int
@@ -449,13 +511,17 @@ class BudgetTracker:
     def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
         self.encoding = encoding
         self._by_id: dict[int, _Counted] = {}
-        self._by_key: dict[tuple[Any, ...], _Counted] = {}
+        self._by_key: dict[tuple[object, ...], _Counted] = {}
         self._text_cache: dict[str, int] = {}
-        self._prev: list[Any] = []
+        self._prev: list[AgentMessage] = []
         self._prev_counts: list[_Counted] = []
         self._prev_tokens: dict[str, int] = {}
         self._prev_msg_counts: dict[str, int] = {}
-        self._session_state: tuple[Any, ...] | None = None
+        # (session, leaf id, leaf entry, context entries, messages) of the last session_input
+        self._session_state: (
+            tuple[SessionManager, str | None, SessionEntry | None, list[SessionEntry], list[AgentMessage]]
+            | None
+        ) = None
         self.counted = 0
 
     def clear(self) -> None:
@@ -479,13 +545,13 @@ class BudgetTracker:
             self._text_cache[text] = hit
         return hit
 
-    def _count_message(self, message: Mapping[str, Any], key: tuple[Any, ...], encoding: str) -> _Counted:
+    def _count_message(self, message: AgentMessage, key: tuple[object, ...], encoding: str) -> _Counted:
         self.counted += 1
         category = message_category(message)
         tokens = message_token_breakdown(message, encoding).total if category is not None else 0
         return _Counted(message, key, category, tokens, estimate_tokens(message))
 
-    def _count_one(self, i: int, message: Any, last: int, encoding: str) -> _Counted:
+    def _count_one(self, i: int, message: AgentMessage, last: int, encoding: str) -> _Counted:
         hit = self._by_id.get(id(message))
         if hit is not None and hit.message is message and i != last:
             return hit
@@ -500,7 +566,7 @@ class BudgetTracker:
         return hit
 
     def _counts(
-        self, messages: Sequence[Mapping[str, Any]], encoding: str
+        self, messages: Sequence[AgentMessage], encoding: str
     ) -> tuple[list[_Counted], dict[str, int], dict[str, int]]:
         """Per-message counts and per-category totals (tokens, messages).
 
@@ -534,7 +600,7 @@ class BudgetTracker:
                     counts[hit.category] += 1
         else:
             new_by_id: dict[int, _Counted] = {}
-            new_by_key: dict[tuple[Any, ...], _Counted] = {}
+            new_by_key: dict[tuple[object, ...], _Counted] = {}
             out = []
             tokens = dict.fromkeys(MESSAGE_CATEGORIES, 0)
             counts = dict.fromkeys(MESSAGE_CATEGORIES, 0)
@@ -561,10 +627,10 @@ class BudgetTracker:
         """
         leaf = session_manager.get_leaf_id()
         state = self._session_state
-        context_entries: list[Mapping[str, Any]] | None = None
+        context_entries: list[SessionEntry] | None = None
         if state is not None and state[0] is session_manager and leaf is not None:
             prev_leaf_id, prev_leaf, prev_ctx, prev_msgs = state[1:]
-            new: list[Mapping[str, Any]] = []
+            new: list[SessionEntry] = []
             cur = session_manager.get_entry(leaf)
             while cur is not None and cur.get("id") != prev_leaf_id and len(new) <= 1000:
                 new.append(cur)
@@ -651,15 +717,16 @@ class BudgetTracker:
         )
 
 
-def _tool_json(tool: Mapping[str, Any]) -> str:
+def _tool_json(tool: ToolSchema) -> str:
     if not isinstance(tool, Mapping):
         raise NotebookError(f"a tool schema must be a mapping, got {type(tool).__name__}")
-    schema = {k: tool[k] for k in ("name", "description", "parameters") if k in tool}
-    return js_stringify(schema or dict(tool))
+    raw: Mapping[str, object] = tool  # a caller's schema may lack keys: count what it has
+    schema = {k: raw[k] for k in ("name", "description", "parameters") if k in raw}
+    return js_stringify(schema or dict(raw))
 
 
 def _estimate_from_counts(
-    messages: Sequence[Mapping[str, Any]], counts: Sequence[_Counted]
+    messages: Sequence[AgentMessage], counts: Sequence[_Counted]
 ) -> ContextTokenEstimate:
     """:func:`pi_nb.tokens.estimate_context_tokens` with the per-message estimates cached."""
     # find the last usable usage the same way Pi does, but only estimate the messages after it
@@ -674,7 +741,7 @@ def _estimate_from_counts(
     return ContextTokenEstimate(estimated, 0, estimated, None)
 
 
-def _kept_before_compaction(messages: Sequence[Mapping[str, Any]]) -> int:
+def _kept_before_compaction(messages: Sequence[AgentMessage]) -> int:
     """How many messages after a leading compaction summary come from before the compaction.
 
     Used when the caller did not say: the kept messages were all created before the compaction,
@@ -694,7 +761,7 @@ def _kept_before_compaction(messages: Sequence[Mapping[str, Any]]) -> int:
 
 
 def _keep_recent(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[AgentMessage],
     counts: Sequence[_Counted],
     keep_recent_tokens: int,
     kept_before: int | None,
@@ -757,8 +824,8 @@ def compute_budget(inp: BudgetInput) -> TokenBudget:
 
 
 def _split_at_compaction(
-    context_entries: Sequence[Mapping[str, Any]],
-) -> tuple[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None:
+    context_entries: Sequence[SessionEntry],
+) -> tuple[Sequence[SessionEntry], Sequence[SessionEntry]] | None:
     """``(kept entries, entries after the compaction)`` of compaction-led context entries.
 
     Pi's context entries are ``[C] + kept (path entries before C) + after (path entries after
@@ -773,7 +840,7 @@ def _split_at_compaction(
     return context_entries[1:], ()
 
 
-def compaction_kept_messages(context_entries: Sequence[Mapping[str, Any]]) -> int | None:
+def compaction_kept_messages(context_entries: Sequence[SessionEntry]) -> int | None:
     """For :attr:`BudgetInput.compaction_kept_messages`: how many context messages come from the
     entries a compaction kept (``None`` when the context does not start with a compaction).
 
@@ -795,7 +862,7 @@ def budget_input_from_session(
     compaction_enabled: bool = True,
     system_prompt: str | None = None,
     system_prompt_parts: Mapping[str, str] | None = None,
-    tools: Iterable[Mapping[str, Any]] = (),
+    tools: Iterable[ToolSchema] = (),
     encoding: str = DEFAULT_ENCODING,
 ) -> BudgetInput:
     """A :class:`BudgetInput` for a session at its current leaf.
@@ -827,8 +894,8 @@ def budget_input_from_session(
 
 def _input_from_context(
     session_manager: SessionManager,
-    context_entries: Sequence[Mapping[str, Any]],
-    messages: Sequence[Mapping[str, Any]],
+    context_entries: Sequence[SessionEntry],
+    messages: Sequence[AgentMessage],
     *,
     model_context_window: int,
     reserve_tokens: int = PI_DEFAULT_RESERVE_TOKENS,
@@ -836,7 +903,7 @@ def _input_from_context(
     compaction_enabled: bool = True,
     system_prompt: str | None = None,
     system_prompt_parts: Mapping[str, str] | None = None,
-    tools: Iterable[Mapping[str, Any]] = (),
+    tools: Iterable[ToolSchema] = (),
     encoding: str = DEFAULT_ENCODING,
 ) -> BudgetInput:
     split = _split_at_compaction(context_entries)

@@ -36,9 +36,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Protocol
 
 from pi_nb._js import js_trim
+from pi_nb.resources.context_files import ContextFileDict
 from pi_nb.resources.skills import Skill, format_skills_for_prompt
 from pi_nb.tools.bash import BASH_PROMPT_GUIDELINES, BASH_PROMPT_SNIPPET
 from pi_nb.tools.edit import EDIT_PROMPT_GUIDELINES, EDIT_PROMPT_SNIPPET
@@ -157,7 +158,7 @@ class _ContextFileLike(Protocol):
     def content(self) -> str: ...
 
 
-def _path_content(f: _ContextFileLike | Mapping[str, Any]) -> tuple[str, str]:
+def _path_content(f: _ContextFileLike | ContextFileDict) -> tuple[str, str]:
     if isinstance(f, Mapping):
         return str(f["path"]), str(f["content"])
     return f.path, f.content
@@ -171,7 +172,7 @@ def build_system_prompt(
     tool_snippets: Mapping[str, str] | None = None,
     prompt_guidelines: Iterable[str] | None = None,
     append_system_prompt: str | None = None,
-    context_files: Iterable[_ContextFileLike | Mapping[str, Any]] | None = None,
+    context_files: Iterable[_ContextFileLike | ContextFileDict] | None = None,
     skills: Sequence[Skill] | None = None,
     docs: DocPaths | None = None,
 ) -> str:

@@ -35,21 +35,26 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final, TypedDict, cast
 
 from pi_nb._js import js_stringify, js_type_name
 from pi_nb._js import utf16_len as _utf16_len
 from pi_nb.errors import InvalidMessageError, TokenizerError
+from pi_nb.messages import AgentMessage, Usage
 
 if TYPE_CHECKING:
     import tiktoken
+
+    from pi_nb.session.types import SessionEntry
 
 __all__ = [
     "DEFAULT_ENCODING",
     "ENCODING_NAMES",
     "ESTIMATED_IMAGE_CHARS",
     "ContextTokenEstimate",
+    "ContextTokenEstimateDict",
     "MessageTokenBreakdown",
+    "MessageTokenBreakdownDict",
     "calculate_context_tokens",
     "count_message_tokens",
     "count_tokens",
@@ -135,7 +140,7 @@ def _text_and_image_chars(content: object, role: str) -> int:
     return chars
 
 
-def _tool_call_arguments_json(block: Mapping[str, Any]) -> str:
+def _tool_call_arguments_json(block: Mapping[str, object]) -> str:
     if "arguments" not in block:
         # JSON.stringify(undefined) is undefined, and Pi then reads its .length: a TypeError
         raise InvalidMessageError("assistant toolCall block has no 'arguments'")
@@ -172,7 +177,7 @@ def _assistant_chars(content: object) -> int:
     return chars
 
 
-def estimate_tokens(message: Mapping[str, Any]) -> int:
+def estimate_tokens(message: AgentMessage) -> int:
     """Pi's ``estimateTokens``: ``ceil(chars / 4)`` for one agent message.
 
     ====================================  ==================================================
@@ -197,20 +202,21 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
             block whose ``text`` is not a string, a tool call without ``arguments`` ...).
     """
     role = _message_role(message)
+    raw: Mapping[str, object] = message  # read as Pi does: a message from a file may be malformed
     if role == "user" or role == "toolResult" or role == "custom":
-        if "content" not in message:
+        if "content" not in raw:
             raise InvalidMessageError(f"{role} message has no 'content'")
-        chars = _text_and_image_chars(message["content"], role)
+        chars = _text_and_image_chars(raw["content"], role)
     elif role == "assistant":
-        if "content" not in message:
+        if "content" not in raw:
             raise InvalidMessageError("assistant message has no 'content'")
-        chars = _assistant_chars(message["content"])
+        chars = _assistant_chars(raw["content"])
     elif role == "bashExecution":
         chars = _cached_utf16_len(
-            _require_str(message.get("command"), "bashExecution 'command'")
-        ) + _cached_utf16_len(_require_str(message.get("output"), "bashExecution 'output'"))
+            _require_str(raw.get("command"), "bashExecution 'command'")
+        ) + _cached_utf16_len(_require_str(raw.get("output"), "bashExecution 'output'"))
     elif role == "branchSummary" or role == "compactionSummary":
-        chars = _cached_utf16_len(_require_str(message.get("summary"), f"{role} 'summary'"))
+        chars = _cached_utf16_len(_require_str(raw.get("summary"), f"{role} 'summary'"))
     else:
         return 0
     return -(-chars // 4)
@@ -223,7 +229,7 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
 _USAGE_PARTS: Final = ("input", "output", "cacheRead", "cacheWrite")
 
 
-def _usage_number(usage: Mapping[str, Any], key: str) -> int | float:
+def _usage_number(usage: Mapping[str, object], key: str) -> int | float:
     value = usage[key]
     if value is None:
         return 0  # JavaScript arithmetic: 1 + null === 1
@@ -256,7 +262,7 @@ def _as_token_count(value: int | float, what: str) -> int:
     raise InvalidMessageError(f"{what} is not a whole number of tokens: {value!r}")
 
 
-def calculate_context_tokens(usage: Mapping[str, Any]) -> int:
+def calculate_context_tokens(usage: Usage) -> int:
     """Pi's ``calculateContextTokens``: ``totalTokens`` if non-zero, else the sum of the parts.
 
     The parts are ``input + output + cacheRead + cacheWrite``; a ``null`` part counts 0 (as in
@@ -264,6 +270,11 @@ def calculate_context_tokens(usage: Mapping[str, Any]) -> int:
     ``NaN`` in Pi and raises :class:`~pi_nb.errors.InvalidMessageError` here; so does a count that
     is not a whole number.
     """
+    return _checked_context_tokens(usage)
+
+
+def _checked_context_tokens(usage: object) -> int:
+    """:func:`calculate_context_tokens` of a usage read from a file, not yet known to be one."""
     if not isinstance(usage, Mapping):
         raise InvalidMessageError(f"usage must be a mapping, got {_js_type(usage)}")
     value = _context_tokens(usage)
@@ -277,7 +288,7 @@ def calculate_context_tokens(usage: Mapping[str, Any]) -> int:
     return _as_token_count(value, "usage")
 
 
-def _assistant_usage(message: object) -> Mapping[str, Any] | None:
+def _assistant_usage(message: object) -> Mapping[str, object] | None:
     """Pi's private ``getAssistantUsage``: the usage of a successful assistant message, if any.
 
     Aborted and errored responses and all-zero usages do not count: their numbers do not
@@ -299,7 +310,7 @@ def _assistant_usage(message: object) -> Mapping[str, Any] | None:
     return usage
 
 
-def get_last_assistant_usage(entries: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def get_last_assistant_usage(entries: Sequence[SessionEntry]) -> Usage | None:
     """Pi's ``getLastAssistantUsage``: the newest usable assistant usage among session entries.
 
     Scans ``message`` entries from the end; returns that usage object itself (a copy only if it
@@ -309,13 +320,24 @@ def get_last_assistant_usage(entries: Sequence[Mapping[str, Any]]) -> dict[str, 
         entry = entries[i]
         if not isinstance(entry, Mapping):
             raise InvalidMessageError(f"session entry {i} must be a mapping, got {_js_type(entry)}")
-        if entry.get("type") == "message":
-            if "message" not in entry:
+        raw: Mapping[str, object] = entry  # read tolerantly: an entry from a file may be malformed
+        if raw.get("type") == "message":
+            if "message" not in raw:
                 raise InvalidMessageError(f"message entry {i} has no 'message'")
-            usage = _assistant_usage(entry["message"])
+            usage = _assistant_usage(raw["message"])
             if usage is not None:
-                return usage if isinstance(usage, dict) else dict(usage)
+                # checked by _assistant_usage: a usage whose context tokens are a positive number
+                return cast(Usage, usage if isinstance(usage, dict) else dict(usage))
     return None
+
+
+class ContextTokenEstimateDict(TypedDict):
+    """:meth:`ContextTokenEstimate.to_dict`: ``{tokens, usageTokens, trailingTokens, lastUsageIndex}``."""
+
+    tokens: int
+    usageTokens: int
+    trailingTokens: int
+    lastUsageIndex: int | None
 
 
 @dataclass(frozen=True)
@@ -332,7 +354,7 @@ class ContextTokenEstimate:
     trailing_tokens: int
     last_usage_index: int | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ContextTokenEstimateDict:
         return {
             "tokens": self.tokens,
             "usageTokens": self.usage_tokens,
@@ -341,7 +363,7 @@ class ContextTokenEstimate:
         }
 
 
-def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> ContextTokenEstimate:
+def estimate_context_tokens(messages: Sequence[AgentMessage]) -> ContextTokenEstimate:
     """Pi's (coding agent's) ``estimateContextTokens``: last usable usage + estimates after it.
 
     Takes the last message with a usable assistant usage (not aborted/error, non-zero), counts
@@ -352,7 +374,7 @@ def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> ContextTok
     for index in range(len(messages) - 1, -1, -1):
         usage = _assistant_usage(messages[index])
         if usage is not None:
-            usage_tokens = calculate_context_tokens(usage)
+            usage_tokens = _checked_context_tokens(usage)
             trailing = sum(estimate_tokens(m) for m in messages[index + 1 :])
             return ContextTokenEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
     estimated = sum(estimate_tokens(m) for m in messages)
@@ -528,6 +550,17 @@ _CACHE_ENTRIES: Final = 4096
 _count_cache: OrderedDict[tuple[str, int, int], int] = OrderedDict()
 
 
+class MessageTokenBreakdownDict(TypedDict):
+    """:meth:`MessageTokenBreakdown.to_dict`: ``{encoding, text, thinking, toolCalls, images, total}``."""
+
+    encoding: str
+    text: int
+    thinking: int
+    toolCalls: int
+    images: int
+    total: int
+
+
 @dataclass(frozen=True)
 class MessageTokenBreakdown:
     """Exact tokens of one message, by part (see :func:`message_token_breakdown`).
@@ -547,7 +580,7 @@ class MessageTokenBreakdown:
         """Text + thinking + tool-call tokens (images excluded)."""
         return self.text + self.thinking + self.tool_calls
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MessageTokenBreakdownDict:
         return {
             "encoding": self.encoding,
             "text": self.text,
@@ -583,9 +616,7 @@ def _content_text_and_images(content: object, role: str, encoding: str) -> tuple
     return text_tokens, images
 
 
-def message_token_breakdown(
-    message: Mapping[str, Any], encoding: str = DEFAULT_ENCODING
-) -> MessageTokenBreakdown:
+def message_token_breakdown(message: AgentMessage, encoding: str = DEFAULT_ENCODING) -> MessageTokenBreakdown:
     """Exact tokens of the text the model sees for one agent message, by part.
 
     What is counted (each piece tokenized on its own, then summed; no per-message chat-format
@@ -603,13 +634,14 @@ def message_token_breakdown(
     * any other role: nothing (``convert_to_llm`` drops it).
     """
     role = _message_role(message)
+    raw: Mapping[str, object] = message  # read tolerantly: a message from a file may be malformed
     if role == "user" or role == "toolResult":
-        if "content" not in message:
+        if "content" not in raw:
             raise InvalidMessageError(f"{role} message has no 'content'")
-        text_tokens, images = _content_text_and_images(message["content"], str(role), encoding)
+        text_tokens, images = _content_text_and_images(raw["content"], str(role), encoding)
         return MessageTokenBreakdown(encoding, text=text_tokens, images=images)
     if role == "assistant":
-        content = message.get("content")
+        content = raw.get("content")
         if not isinstance(content, (list, tuple)):
             raise InvalidMessageError(
                 f"assistant message content must be a list of blocks, got {_js_type(content)}"
@@ -646,7 +678,7 @@ def message_token_breakdown(
     return MessageTokenBreakdown(encoding)
 
 
-def count_message_tokens(message: Mapping[str, Any], encoding: str = DEFAULT_ENCODING) -> int:
+def count_message_tokens(message: AgentMessage, encoding: str = DEFAULT_ENCODING) -> int:
     """Exact tokens of one agent message: ``message_token_breakdown(message, encoding).total``.
 
     Images count 0 (see :class:`MessageTokenBreakdown`); use :func:`estimate_tokens` for Pi's own

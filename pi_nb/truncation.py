@@ -36,7 +36,7 @@ import os
 import secrets
 import tempfile
 from dataclasses import dataclass, replace
-from typing import IO, Any, AnyStr, Literal, cast
+from typing import IO, Any, AnyStr, Literal, NotRequired, TypedDict, cast
 
 from pi_nb._js import js_number_to_string, js_to_fixed, js_utf8_encode, utf16_len
 from pi_nb.errors import OutputAccumulatorError, TruncationError
@@ -46,8 +46,10 @@ __all__ = [
     "DEFAULT_MAX_LINES",
     "GREP_MAX_LINE_LENGTH",
     "AccumulatorSnapshot",
+    "AccumulatorSnapshotDict",
     "OutputAccumulator",
     "TruncationResult",
+    "TruncationResultDict",
     "format_size",
     "truncate_head",
     "truncate_line",
@@ -62,6 +64,22 @@ GREP_MAX_LINE_LENGTH = 500
 """Maximum JavaScript string length (UTF-16 code units) of one grep match line."""
 
 TruncatedBy = Literal["lines", "bytes"]
+
+
+class TruncationResultDict(TypedDict):
+    """:meth:`TruncationResult.to_dict`: Pi's ``TruncationResult`` (camelCase keys, Pi's order)."""
+
+    content: str
+    truncated: bool
+    truncatedBy: TruncatedBy | None
+    totalLines: int
+    totalBytes: int
+    outputLines: int
+    outputBytes: int
+    lastLinePartial: bool
+    firstLineExceedsLimit: bool
+    maxLines: int
+    maxBytes: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +102,7 @@ class TruncationResult:
     max_lines: int
     max_bytes: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TruncationResultDict:
         """Pi's JSON shape (camelCase keys, Pi's key order)."""
         return {
             "content": self.content,
@@ -588,6 +606,14 @@ def _utf8_len(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
+class AccumulatorSnapshotDict(TypedDict):
+    """:meth:`AccumulatorSnapshot.to_dict`: ``{content, truncation, fullOutputPath?}``."""
+
+    content: str
+    truncation: TruncationResultDict
+    fullOutputPath: NotRequired[str]
+
+
 @dataclass(frozen=True, slots=True)
 class AccumulatorSnapshot:
     """What a streaming tool shows now: the tail ``content``, its ``truncation``, the full-output file."""
@@ -596,9 +622,9 @@ class AccumulatorSnapshot:
     truncation: TruncationResult
     full_output_path: str | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> AccumulatorSnapshotDict:
         """Pi's shape; ``fullOutputPath`` is left out when there is no file (``undefined`` in Pi)."""
-        out: dict[str, Any] = {"content": self.content, "truncation": self.truncation.to_dict()}
+        out: AccumulatorSnapshotDict = {"content": self.content, "truncation": self.truncation.to_dict()}
         if self.full_output_path is not None:
             out["fullOutputPath"] = self.full_output_path
         return out

@@ -76,26 +76,44 @@ import math
 import os
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, TypeGuard, cast
 
 from pi_nb.compaction.overflow import is_context_overflow, is_recoverable_length
 from pi_nb.compaction.preparation import CompactionPreparation, prepare_compaction
 from pi_nb.compaction.serialization import compute_file_lists, format_file_operations
 from pi_nb.compaction.settings import CompactionSettings, should_compact
 from pi_nb.errors import InvalidSessionFileError, ReplayError
+from pi_nb.messages import AgentMessage, AssistantMessage, Usage
 from pi_nb.session.context import session_entry_to_context_messages
 from pi_nb.session.manager import SessionManager
-from pi_nb.tokens import calculate_context_tokens, estimate_tokens
+from pi_nb.session.types import (
+    CompactionEntry,
+    FileEntry,
+    ModelChangeEntry,
+    SessionEntry,
+    SessionMessageEntry,
+)
+from pi_nb.tokens import _checked_context_tokens, calculate_context_tokens, estimate_tokens
+
+if TYPE_CHECKING:
+    from pi_nb.providers.base import Model
 
 __all__ = [
     "CHECKPOINTS",
     "DEFAULT_SUMMARY_TOKENS",
     "RecordedCompaction",
+    "RecordedCompactionDict",
     "ReplayCompaction",
+    "ReplayCompactionDict",
     "ReplayDecision",
+    "ReplayDecisionDict",
+    "ReplayOutcome",
     "ReplayResult",
+    "ReplayResultDict",
     "ReplayStep",
+    "ReplayStepDict",
     "SweepOutcome",
+    "SweepOutcomeDict",
     "areplay",
     "placeholder_summary",
     "replay",
@@ -109,11 +127,12 @@ CHECKPOINTS: tuple[Checkpoint, ...] = ("after_run", "pre_prompt", "between_turns
 DEFAULT_SUMMARY_TOKENS = 1000
 """Estimated tokens of a placeholder summary when the session has no recorded summary to go by."""
 
-WindowSpec = int | Mapping[str, int] | Callable[[Mapping[str, Any] | None], int]
+WindowSpec: TypeAlias = int | Mapping[str, int] | Callable[[ModelChangeEntry | None], int]
 """A context window: one number, a mapping ``"provider/modelId"`` (or ``"modelId"``, or ``"*"``)
 -> window, or a callable given the ``model_change`` entry in force (``None`` before the first)."""
 
-SessionInput = SessionManager | str | os.PathLike[str] | Sequence[Mapping[str, Any]]
+SessionInput: TypeAlias = SessionManager | str | os.PathLike[str] | Sequence[FileEntry]
+"""A session to replay: a manager, a session file, or its entries (the header optional)."""
 
 _PI_HEADINGS = (
     "## Goal",
@@ -136,6 +155,115 @@ _MESSAGE_ROLES_AFTER_TOOLS = frozenset({"user", "assistant", "custom", "bashExec
 # =============================================================================================
 
 
+Reason: TypeAlias = Literal["threshold", "overflow"]
+SummarySource: TypeAlias = Literal["recorded", "placeholder", "model"]
+TokensSource: TypeAlias = Literal["usage", "rebased_usage", "estimate"]
+
+
+class ReplayCompactionDict(TypedDict):
+    """:meth:`ReplayCompaction.to_dict` (camelCase keys; the entry itself is left out)."""
+
+    id: str
+    checkpoint: Checkpoint
+    reason: Reason
+    willRetry: bool
+    position: int
+    afterEntryId: str | None
+    firstKeptEntryId: str
+    tokensBefore: int
+    tokensAfter: int
+    isSplitTurn: bool
+    messagesSummarized: int
+    turnPrefixMessages: int
+    tokensSummarized: int
+    summaryChars: int
+    summarySource: SummarySource
+
+
+class ReplayDecisionDict(TypedDict):
+    """:meth:`ReplayDecision.to_dict` (camelCase keys)."""
+
+    index: int
+    checkpoint: Checkpoint
+    position: int
+    pathLength: int
+    afterEntryId: str | None
+    messageEntryId: str | None
+    contextWindow: int
+    threshold: int
+    tokens: int | None
+    tokensSource: TokensSource | None
+    reason: Reason | None
+    outcome: str
+    willRetry: bool
+    compaction: ReplayCompactionDict | None
+
+
+class RecordedCompactionDict(TypedDict):
+    """:meth:`RecordedCompaction.to_dict` (camelCase keys)."""
+
+    id: str
+    checkpoint: Checkpoint
+    reason: Reason
+    position: int
+    afterEntryId: str | None
+    firstKeptEntryId: str | None
+    tokensBefore: int | None
+    tokensAfter: int
+    summaryChars: int
+
+
+class ReplayStepDict(TypedDict):
+    """:meth:`ReplayStep.to_dict` (camelCase keys)."""
+
+    position: int
+    entryId: str | None
+    kind: str
+    simulatedTokens: int
+    recordedTokens: int
+    usageTokens: int | None
+    simulatedUsageTokens: int | None
+
+
+class ReplayOutcome(TypedDict):
+    """:meth:`ReplayResult.outcome`: the numbers a policy sweep compares (snake_case keys, a table row)."""
+
+    compactions: int
+    threshold_compactions: int
+    overflow_compactions: int
+    split_turns: int
+    skipped_nothing_to_compact: int
+    tokens_summarized: int
+    peak_context_tokens: int
+    final_context_tokens: int
+    recorded_compactions: int
+    recorded_peak_context_tokens: int
+
+
+class ReplayResultDict(TypedDict):
+    """:meth:`ReplayResult.to_dict` (camelCase keys; the simulated entries are left out)."""
+
+    sessionId: str | None
+    sessionFile: str | None
+    settings: Mapping[str, Any]  # CompactionSettings.to_dict(): Pi's compaction settings object
+    contextWindow: int | None
+    usageMode: Literal["rebase", "recorded"]
+    decisions: list[ReplayDecisionDict]
+    compactions: list[ReplayCompactionDict]
+    recordedCompactions: list[RecordedCompactionDict]
+    steps: list[ReplayStepDict]
+
+
+class SweepOutcomeDict(ReplayOutcome):
+    """:meth:`SweepOutcome.to_dict`: the policy, then :class:`ReplayOutcome` (one table row)."""
+
+    session_id: str | None
+    session_file: str | None
+    context_window: int
+    reserve_tokens: int
+    keep_recent_tokens: int
+
+
 @dataclass(frozen=True)
 class ReplayCompaction:
     """A compaction the replayed policy made (or a recorded one it reproduced).
@@ -149,7 +277,7 @@ class ReplayCompaction:
 
     id: str
     checkpoint: Checkpoint
-    reason: Literal["threshold", "overflow"]
+    reason: Reason
     will_retry: bool
     position: int
     after_entry_id: str | None
@@ -161,10 +289,10 @@ class ReplayCompaction:
     turn_prefix_messages: int
     tokens_summarized: int
     summary_chars: int
-    summary_source: Literal["recorded", "placeholder", "model"]
-    entry: Mapping[str, Any] = field(repr=False, compare=False)
+    summary_source: SummarySource
+    entry: CompactionEntry = field(repr=False, compare=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReplayCompactionDict:
         return {
             "id": self.id,
             "checkpoint": self.checkpoint,
@@ -209,8 +337,8 @@ class ReplayDecision:
     context_window: int
     threshold: int
     tokens: int | None
-    tokens_source: Literal["usage", "rebased_usage", "estimate"] | None
-    reason: Literal["threshold", "overflow"] | None
+    tokens_source: TokensSource | None
+    reason: Reason | None
     outcome: str
     will_retry: bool = False
     compaction: ReplayCompaction | None = None
@@ -220,7 +348,7 @@ class ReplayDecision:
         """Pi's rules asked for a compaction here (it may still have had nothing to cut)."""
         return self.reason is not None and self.outcome in ("compacted", "nothing_to_compact")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReplayDecisionDict:
         return {
             "index": self.index,
             "checkpoint": self.checkpoint,
@@ -252,7 +380,7 @@ class RecordedCompaction:
 
     id: str
     checkpoint: Checkpoint
-    reason: Literal["threshold", "overflow"]
+    reason: Reason
     position: int
     after_entry_id: str | None
     first_kept_entry_id: str | None
@@ -260,7 +388,7 @@ class RecordedCompaction:
     tokens_after: int
     summary_chars: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RecordedCompactionDict:
         return {
             "id": self.id,
             "checkpoint": self.checkpoint,
@@ -292,7 +420,7 @@ class ReplayStep:
     usage_tokens: int | None = None
     simulated_usage_tokens: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReplayStepDict:
         return {
             "position": self.position,
             "entryId": self.entry_id,
@@ -316,7 +444,7 @@ class ReplayResult:
     decisions: tuple[ReplayDecision, ...]
     recorded_compactions: tuple[RecordedCompaction, ...]
     steps: tuple[ReplayStep, ...]
-    entries: tuple[Mapping[str, Any], ...] = field(repr=False)
+    entries: tuple[SessionEntry, ...] = field(repr=False)
     usage_mode: Literal["rebase", "recorded"] = "rebase"
 
     @property
@@ -335,7 +463,7 @@ class ReplayResult:
     def final_context_tokens(self) -> int:
         return self.steps[-1].simulated_tokens if self.steps else 0
 
-    def outcome(self) -> dict[str, Any]:
+    def outcome(self) -> ReplayOutcome:
         """The numbers a policy sweep compares (one row per session and policy)."""
         comps = self.compactions
         return {
@@ -351,7 +479,7 @@ class ReplayResult:
             "recorded_peak_context_tokens": self.recorded_peak_context_tokens,
         }
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReplayResultDict:
         return {
             "sessionId": self.session_id,
             "sessionFile": self.session_file,
@@ -374,9 +502,9 @@ class SweepOutcome:
     context_window: int
     reserve_tokens: int
     keep_recent_tokens: int
-    outcome: Mapping[str, Any]
+    outcome: ReplayOutcome
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SweepOutcomeDict:
         return {
             "session_id": self.session_id,
             "session_file": self.session_file,
@@ -443,9 +571,34 @@ def _padded(headings: Sequence[str], note: str, tokens: int) -> str:
 # =============================================================================================
 
 
-def _usable_usage_tokens(message: Mapping[str, Any]) -> int | None:
+# Narrowing by tag, read with ``get`` as Pi reads ``entry.type`` / ``message.role``: an entry or
+# message from a file may lack the key (it is then none of these).
+
+
+def _is_message_entry(entry: SessionEntry) -> TypeGuard[SessionMessageEntry]:
+    return entry.get("type") == "message"
+
+
+def _is_compaction(entry: SessionEntry) -> TypeGuard[CompactionEntry]:
+    return entry.get("type") == "compaction"
+
+
+def _is_model_change(entry: SessionEntry) -> TypeGuard[ModelChangeEntry]:
+    return entry.get("type") == "model_change"
+
+
+def _is_assistant(message: AgentMessage) -> TypeGuard[AssistantMessage]:
+    return message.get("role") == "assistant"
+
+
+def _reparented(entry: SessionEntry, parent: str | None) -> SessionEntry:
+    """A copy of ``entry`` with another ``parentId`` (the same kind of entry, so the cast holds)."""
+    return cast(SessionEntry, {**entry, "parentId": parent})
+
+
+def _usable_usage_tokens(message: AgentMessage) -> int | None:
     """Pi's ``getAssistantUsage`` test: the context tokens of a usable assistant usage, else None."""
-    if message.get("role") != "assistant" or "usage" not in message:
+    if not _is_assistant(message) or "usage" not in message:
         return None
     if message.get("stopReason") in ("aborted", "error"):
         return None
@@ -467,7 +620,7 @@ class _State:
     __slots__ = ("est", "keys", "last_usable", "msgs", "tags", "total", "trailing", "usable")
 
     def __init__(self) -> None:
-        self.msgs: list[Mapping[str, Any]] = []
+        self.msgs: list[AgentMessage] = []
         self.tags: list[int] = []
         self.keys: list[object] = []
         self.est: list[int] = []
@@ -476,7 +629,7 @@ class _State:
         self.last_usable: int | None = None
         self.trailing = 0
 
-    def append(self, message: Mapping[str, Any], tag: int, key: object) -> None:
+    def append(self, message: AgentMessage, tag: int, key: object) -> None:
         est = estimate_tokens(message)
         usable = _usable_usage_tokens(message)
         self.msgs.append(message)
@@ -491,7 +644,7 @@ class _State:
         else:
             self.trailing += est
 
-    def reset(self, items: Iterable[tuple[Mapping[str, Any], int, object]]) -> None:
+    def reset(self, items: Iterable[tuple[AgentMessage, int, object]]) -> None:
         self.__init__()  # type: ignore[misc]
         for message, tag, key in items:
             self.append(message, tag, key)
@@ -520,8 +673,8 @@ class _State:
 
 
 def _context_items(
-    path: Sequence[Mapping[str, Any]], tags: Sequence[int], keys: Sequence[object]
-) -> list[tuple[Mapping[str, Any], int, object]]:
+    path: Sequence[SessionEntry], tags: Sequence[int], keys: Sequence[object]
+) -> list[tuple[AgentMessage, int, object]]:
     """``buildSessionContext(path).messages`` for a path ending at its latest compaction (Pi's
     ``buildContextEntries`` then ``sessionEntryToContextMessages``), with each message's tag/key."""
     comp_index = max(i for i, e in enumerate(path) if e.get("type") == "compaction")
@@ -533,10 +686,10 @@ def _context_items(
             chosen.extend(range(i, comp_index))
             break
     chosen.extend(range(comp_index + 1, len(path)))
-    out: list[tuple[Mapping[str, Any], int, object]] = []
+    out: list[tuple[AgentMessage, int, object]] = []
     for i in chosen:
         entry = path[i]
-        if entry.get("type") == "message" and isinstance(entry.get("message"), Mapping):
+        if _is_message_entry(entry) and isinstance(entry.get("message"), Mapping):
             message = entry["message"]
             if message.get("content") is not None or message.get("role") not in (
                 "user",
@@ -546,48 +699,48 @@ def _context_items(
                 out.append((message, tags[i], keys[i]))
                 continue
         for m in session_entry_to_context_messages(entry):
-            out.append((cast(Mapping[str, Any], m), tags[i], keys[i]))
+            out.append((m, tags[i], keys[i]))
     return out
 
 
-def _entry_messages(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    if entry.get("type") == "message":
+def _entry_messages(entry: SessionEntry) -> list[AgentMessage]:
+    if _is_message_entry(entry):
         message = entry.get("message")
         if isinstance(message, Mapping) and (
             message.get("content") is not None
             or message.get("role") not in ("user", "assistant", "toolResult")
         ):
             return [message]
-    return [cast(Mapping[str, Any], m) for m in session_entry_to_context_messages(entry)]
+    return session_entry_to_context_messages(entry)
 
 
-def _role(entry: Mapping[str, Any]) -> str | None:
-    if entry.get("type") == "message":
+def _role(entry: SessionEntry) -> str | None:
+    if _is_message_entry(entry):
         message = entry.get("message")
         return message.get("role") if isinstance(message, Mapping) else None
     return None
 
 
-def _has_tool_calls(message: Mapping[str, Any]) -> bool:
+def _has_tool_calls(message: AgentMessage) -> bool:
     content = message.get("content")
     return isinstance(content, list) and any(
         isinstance(b, Mapping) and b.get("type") == "toolCall" for b in content
     )
 
 
-def _ends_run(message: Mapping[str, Any]) -> bool:
+def _ends_run(message: AgentMessage) -> bool:
     """An assistant after which the run ends: an error/abort, or no tool call to run."""
     return message.get("stopReason") in ("error", "aborted") or not _has_tool_calls(message)
 
 
-def _rebased(message: Mapping[str, Any], delta: int) -> Mapping[str, Any]:
+def _rebased(message: AssistantMessage, delta: int) -> AssistantMessage:
     """The message with its usage moved by ``delta`` context tokens (see the module docstring)."""
     usage = message.get("usage")
     if delta == 0 or not isinstance(usage, Mapping) or not usage:
         return message
     if calculate_context_tokens(usage) <= 0:
         return message
-    new = dict(usage)
+    new: Usage = {**usage}
     inp = int(usage.get("input") or 0) + delta
     cache_read = int(usage.get("cacheRead") or 0)
     if inp < 0:
@@ -631,11 +784,11 @@ class _Policy:
     has_model: bool
 
 
-def _window_for(spec: WindowSpec, model_change: Mapping[str, Any] | None) -> int:
+def _window_for(spec: WindowSpec, model_change: ModelChangeEntry | None) -> int:
     if isinstance(spec, bool):
         raise ReplayError(f"context_window must be a number of tokens, got {spec!r}")
     if isinstance(spec, int):
-        value: Any = spec
+        value: object = spec
     elif isinstance(spec, Mapping):
         provider = model_change.get("provider") if model_change else None
         model_id = model_change.get("modelId") if model_change else None
@@ -662,30 +815,30 @@ class _Walk:
     """One replay: walks the recorded path; :meth:`run` is a generator that yields a
     :class:`_SummaryRequest` when it needs a model's summary and is sent the summary text."""
 
-    def __init__(self, path: Sequence[Mapping[str, Any]], policy: _Policy) -> None:
+    def __init__(self, path: Sequence[SessionEntry], policy: _Policy) -> None:
         self.policy = policy
         self.settings = policy.settings
         self.recorded = [e for e in path if e.get("type") != "compaction"]
         # recorded compactions by the number of recorded (non-compaction) entries before them
-        self.recorded_at: dict[int, list[Mapping[str, Any]]] = {}
-        self.rec_path: list[Mapping[str, Any]] = []
+        self.recorded_at: dict[int, list[CompactionEntry]] = {}
+        self.rec_path: list[SessionEntry] = []
         self.rec_tags: list[int] = []
         self.rec_keys: list[object] = []
         n = 0
         for e in path:
-            if e.get("type") == "compaction":
+            if _is_compaction(e):
                 self.recorded_at.setdefault(n, []).append(e)
             else:
                 n += 1
         self.recorded_ids = {str(e.get("id")) for e in path}
         # the simulated path (a chain), with tags (walk index = index in sim_path) and keys
-        self.sim_path: list[Mapping[str, Any]] = []
+        self.sim_path: list[SessionEntry] = []
         self.sim_keys: list[object] = []
         self.sim = _State()
         self.rec = _State()
         self.latest_compaction: int | None = None  # index in sim_path
         self.attempted = False  # Pi's _overflowRecoveryAttempted
-        self.model_change: Mapping[str, Any] | None = None
+        self.model_change: ModelChangeEntry | None = None
         self.decisions: list[ReplayDecision] = []
         self.recorded_compactions: list[RecordedCompaction] = []
         self.steps: list[ReplayStep] = []
@@ -700,13 +853,13 @@ class _Walk:
         self._path_length_at_check = 0
 
     # -- helpers -------------------------------------------------------------------------------
-    def _default_summary_tokens(self, path: Sequence[Mapping[str, Any]]) -> int:
+    def _default_summary_tokens(self, path: Sequence[SessionEntry]) -> int:
         if self.policy.summary_tokens is not None:
             return self.policy.summary_tokens
         sizes = [
             math.ceil(len(_strip_file_lists(e["summary"])) / 4)
             for e in path
-            if e.get("type") == "compaction" and isinstance(e.get("summary"), str)
+            if _is_compaction(e) and isinstance(e.get("summary"), str)
         ]
         return round(sum(sizes) / len(sizes)) if sizes else DEFAULT_SUMMARY_TOKENS
 
@@ -762,17 +915,17 @@ class _Walk:
             # 3. the entry itself
             self._walk_entry(entry, g)
 
-    def _walk_entry(self, entry: Mapping[str, Any], g: int) -> None:
+    def _walk_entry(self, entry: SessionEntry, g: int) -> None:
         role = _role(entry)
-        etype = entry.get("type")
-        if etype == "model_change":
+        if _is_model_change(entry):
             self.model_change = entry
         messages = _entry_messages(entry)
-        sim_entry: Mapping[str, Any] = entry
+        sim_entry: SessionEntry = entry
         usage_tokens: int | None = None
         sim_usage_tokens: int | None = None
-        if role == "assistant":
-            message = cast(Mapping[str, Any], entry["message"])
+        if role == "assistant" and _is_message_entry(entry) and _is_assistant(entry["message"]):
+            # (always true for an assistant role: _role read it from this entry's message)
+            message = entry["message"]
             usage = message.get("usage")
             if isinstance(usage, Mapping) and usage:
                 usage_tokens = calculate_context_tokens(usage)
@@ -783,13 +936,12 @@ class _Walk:
                     sim_entry = {**entry, "message": sim_message}
                     messages = [sim_message]
                     self.rebased.add(id(sim_message))
-            sim_message = messages[0]
-            sim_usage = sim_message.get("usage")
+            sim_usage = messages[0].get("usage")
             if isinstance(sim_usage, Mapping) and sim_usage:
-                sim_usage_tokens = calculate_context_tokens(sim_usage)
+                sim_usage_tokens = _checked_context_tokens(sim_usage)
         parent = self.sim_path[-1].get("id") if self.sim_path else None
         if sim_entry.get("parentId") != parent:
-            sim_entry = {**sim_entry, "parentId": parent}
+            sim_entry = _reparented(sim_entry, parent)
         key = id(entry)
         tag = len(self.sim_path)
         self.sim_path.append(sim_entry)
@@ -820,7 +972,7 @@ class _Walk:
             self._step(g, str(entry.get("id")), str(messages[0].get("role")), usage_tokens, sim_usage_tokens)
 
     # -- recorded compactions ---------------------------------------------------------------------
-    def _apply_recorded(self, comp: Mapping[str, Any], g: int) -> None:
+    def _apply_recorded(self, comp: CompactionEntry, g: int) -> None:
         tag = len(self.sim_path)
         key = id(comp)
         self.rec_path.append(comp)
@@ -831,9 +983,9 @@ class _Walk:
         tokens_after = self.rec.total
         prev_msg = next(
             (
-                cast(Mapping[str, Any], e["message"])
+                e["message"]
                 for e in reversed(self.recorded[:g])
-                if e.get("type") == "message" and isinstance(e.get("message"), Mapping)
+                if _is_message_entry(e) and isinstance(e.get("message"), Mapping)
             ),
             None,
         )
@@ -876,7 +1028,7 @@ class _Walk:
         self._step(g, str(comp.get("id")), "recorded_compaction")
 
     def _infer_checkpoint(
-        self, comp: Mapping[str, Any], g: int, prev_msg: Mapping[str, Any] | None, failed: bool
+        self, comp: CompactionEntry, g: int, prev_msg: AgentMessage | None, failed: bool
     ) -> Checkpoint:
         if prev_msg is None or failed:
             return "after_run"
@@ -897,8 +1049,8 @@ class _Walk:
         message_entry_id: str | None,
         window: int,
         tokens: int | None,
-        source: Any,
-        reason: Any,
+        source: TokensSource | None,
+        reason: Reason | None,
         outcome: str,
         will_retry: bool = False,
         compaction: ReplayCompaction | None = None,
@@ -966,7 +1118,7 @@ class _Walk:
         )
 
         usage = msg.get("usage")
-        direct = calculate_context_tokens(usage) if isinstance(usage, Mapping) and usage else 0
+        direct = _checked_context_tokens(usage) if isinstance(usage, Mapping) and usage else 0
         if overflow or recoverable:
             will_retry = msg.get("stopReason") != "stop"
             if not will_retry:
@@ -986,6 +1138,7 @@ class _Walk:
                 checkpoint, g, mid, window, direct, usage_source, "overflow", True, diverged=diverged
             )
             return
+        source: TokensSource
         if msg.get("stopReason") == "error" or direct == 0:
             anchor = self.sim.anchor()
             if (
@@ -1011,8 +1164,8 @@ class _Walk:
         mid: str | None,
         window: int,
         tokens: int,
-        source: Any,
-        reason: Literal["threshold", "overflow"],
+        source: TokensSource,
+        reason: Reason,
         will_retry: bool,
         *,
         diverged: bool | None = None,
@@ -1028,7 +1181,7 @@ class _Walk:
         if recorded is not None:
             summary = str(recorded.get("summary"))
             comp_id = str(recorded.get("id"))
-            timestamp = recorded.get("timestamp")
+            timestamp: str | None = recorded.get("timestamp")
             details = recorded.get("details")
             summary_source: Literal["recorded", "placeholder", "model"] = "recorded"
             key: object = id(recorded)
@@ -1048,11 +1201,12 @@ class _Walk:
             lists = compute_file_lists(preparation.file_ops)
             details = {"readFiles": lists.read_files, "modifiedFiles": lists.modified_files}
             key = ("replay", self.synthetic)
-        entry: dict[str, Any] = {
+        entry: CompactionEntry = {
             "type": "compaction",
             "id": comp_id,
             "parentId": parent,
-            "timestamp": timestamp,
+            # never None: a compaction needs a non-empty path (prepare_compaction returned one)
+            "timestamp": cast(str, timestamp),
             "summary": summary,
             "firstKeptEntryId": preparation.first_kept_entry_id,
             "tokensBefore": preparation.tokens_before,
@@ -1096,7 +1250,7 @@ class _Walk:
 
     def _coinciding(
         self, g: int, preparation: CompactionPreparation, diverged: bool
-    ) -> Mapping[str, Any] | None:
+    ) -> CompactionEntry | None:
         """The recorded compaction this simulated one is a copy of, if any (see the module docstring)."""
         candidates = self.recorded_at.get(g)
         if not candidates or diverged:
@@ -1117,9 +1271,7 @@ class _Walk:
 # =============================================================================================
 
 
-def _load(
-    session: SessionInput, leaf_id: str | None
-) -> tuple[list[Mapping[str, Any]], str | None, str | None]:
+def _load(session: SessionInput, leaf_id: str | None) -> tuple[list[SessionEntry], str | None, str | None]:
     if isinstance(session, SessionManager):
         manager = session
         session_file = session.get_session_file()
@@ -1144,7 +1296,7 @@ def _load(
     path_entries = manager.get_branch(leaf_id)
     if leaf_id is not None and not path_entries:
         raise ReplayError(f"entry {leaf_id} is not in the session")
-    return [cast(Mapping[str, Any], e) for e in path_entries], manager.get_session_id(), session_file
+    return list(path_entries), manager.get_session_id(), session_file
 
 
 def _policy(
@@ -1181,7 +1333,8 @@ def _policy(
     settings = CompactionSettings(
         enabled=enabled, reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens
     )
-    return _Policy(settings, context_window, max_tokens or 0, summary_tokens, cast(Any, usage), has_model)
+    mode = cast(Literal["rebase", "recorded"], usage)  # checked above
+    return _Policy(settings, context_window, max_tokens or 0, summary_tokens, mode, has_model)
 
 
 def _result(walk: _Walk, session_id: str | None, session_file: str | None) -> ReplayResult:
@@ -1202,7 +1355,7 @@ def _result(walk: _Walk, session_id: str | None, session_file: str | None) -> Re
     )
 
 
-def _walk_sync(path: Sequence[Mapping[str, Any]], policy: _Policy) -> _Walk:
+def _walk_sync(path: Sequence[SessionEntry], policy: _Policy) -> _Walk:
     walk = _Walk(path, policy)
     for _request in walk.run():
         raise ReplayError("the walk asked for a model summary without a model")  # pragma: no cover
@@ -1219,7 +1372,7 @@ def replay(
     max_tokens: int | None = None,
     summary_tokens: int | None = None,
     usage: Literal["rebase", "recorded"] = "rebase",
-    model: Any = None,
+    model: Model | None = None,
     leaf_id: str | None = None,
 ) -> ReplayResult:
     """Re-decide Pi's automatic compactions over a recorded session with another policy.
@@ -1279,7 +1432,7 @@ async def areplay(
     max_tokens: int | None = None,
     summary_tokens: int | None = None,
     usage: Literal["rebase", "recorded"] = "rebase",
-    model: Any = None,
+    model: Model | None = None,
     leaf_id: str | None = None,
     thinking_level: str | None = "off",
 ) -> ReplayResult:
@@ -1305,6 +1458,8 @@ async def areplay(
     try:
         request = next(gen)
         while True:
+            if model is None:  # pragma: no cover - the walk asks for summaries only with a model
+                raise ReplayError("the walk asked for a model summary without a model")
             result = await compact(request.preparation, model, thinking_level=thinking_level)
             request = gen.send(result.summary)
     except StopIteration:

@@ -29,7 +29,7 @@ import logging
 import os
 import stat
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from pi_nb._js import js_trim
 from pi_nb.resources.paths import (
@@ -45,7 +45,9 @@ from pi_nb.resources.paths import (
 __all__ = [
     "CONTEXT_FILE_CANDIDATES",
     "ContextFile",
+    "ContextFileDict",
     "GitPaths",
+    "GitPathsDict",
     "find_git_paths",
     "find_shadowed_context_file",
     "load_context_file_from_dir",
@@ -64,6 +66,21 @@ CONTEXT_FILE_CANDIDATES: tuple[str, ...] = (
 )
 
 
+class ContextFileDict(TypedDict):
+    """:meth:`ContextFile.to_dict`: Pi's ``{path, content}``."""
+
+    path: str
+    content: str
+
+
+class GitPathsDict(TypedDict):
+    """:meth:`GitPaths.to_dict`: ``{repoDir, commonGitDir, headPath}``."""
+
+    repoDir: str
+    commonGitDir: str
+    headPath: str
+
+
 @dataclass(frozen=True)
 class ContextFile:
     """One loaded context file: where it came from and what it says."""
@@ -71,7 +88,7 @@ class ContextFile:
     path: str
     content: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ContextFileDict:
         """Pi's ``{path, content}``."""
         return {"path": self.path, "content": self.content}
 
@@ -84,7 +101,7 @@ class GitPaths:
     common_git_dir: str
     head_path: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> GitPathsDict:
         return {"repoDir": self.repo_dir, "commonGitDir": self.common_git_dir, "headPath": self.head_path}
 
 

@@ -56,7 +56,7 @@ import os
 import stat as _stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 from pi_nb.errors import SettingsFileError
 from pi_nb.resources._ignore import Ignore, IgnoreRuleError
@@ -78,6 +78,7 @@ from pi_nb.resources.paths import (
 )
 from pi_nb.resources.prompt_templates import (
     PromptTemplate,
+    PromptTemplateDict,
     collect_prompt_entries,
     dedupe_prompts,
     load_prompt_templates,
@@ -86,6 +87,7 @@ from pi_nb.resources.settings import SettingsManager
 from pi_nb.resources.skills import (
     LoadSkillsResult,
     ResourceDiagnostic,
+    ResourceDiagnosticDict,
     SourceInfo,
     _add_ignore_rules,
     collect_skill_entries,
@@ -94,9 +96,14 @@ from pi_nb.resources.skills import (
 
 __all__ = [
     "PathMetadata",
+    "PathMetadataDict",
     "PromptSource",
+    "PromptSourceDict",
     "PromptsResult",
+    "PromptsResultDict",
+    "ResolvedPathsDict",
     "ResolvedResource",
+    "ResolvedResourceDict",
     "ResourceLoader",
     "resolve_resource_paths",
 ]
@@ -107,6 +114,43 @@ _RESOURCE_TYPES: tuple[ResourceType, ...] = ("skills", "prompts")
 
 # ---------------------------------------------------------------------------------------------
 # value objects
+
+
+class PathMetadataDict(TypedDict):
+    """:meth:`PathMetadata.to_dict`: Pi's ``{source, scope, origin, baseDir?}``."""
+
+    source: str
+    scope: Literal["user", "project", "temporary"]
+    origin: Literal["top-level", "package"]
+    baseDir: NotRequired[str]
+
+
+class ResolvedResourceDict(TypedDict):
+    """:meth:`ResolvedResource.to_dict`: ``{path, enabled, metadata}``."""
+
+    path: str
+    enabled: bool
+    metadata: PathMetadataDict
+
+
+class ResolvedPathsDict(TypedDict):
+    """:meth:`ResolvedPaths.to_dict`: ``{skills, prompts}``."""
+
+    skills: list[ResolvedResourceDict]
+    prompts: list[ResolvedResourceDict]
+
+
+class PromptsResultDict(TypedDict):
+    """:meth:`PromptsResult.to_dict`: ``{prompts, diagnostics}``."""
+
+    prompts: list[PromptTemplateDict]
+    diagnostics: list[ResourceDiagnosticDict]
+
+
+class PromptSourceDict(TypedDict):
+    """:meth:`PromptSource.to_dict`: Pi's ``{path}``."""
+
+    path: str
 
 
 @dataclass(frozen=True)
@@ -122,8 +166,8 @@ class PathMetadata:
     origin: Literal["top-level", "package"] = "top-level"
     base_dir: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"source": self.source, "scope": self.scope, "origin": self.origin}
+    def to_dict(self) -> PathMetadataDict:
+        out: PathMetadataDict = {"source": self.source, "scope": self.scope, "origin": self.origin}
         if self.base_dir is not None:
             out["baseDir"] = self.base_dir
         return out
@@ -143,7 +187,7 @@ class ResolvedResource:
     enabled: bool
     metadata: PathMetadata
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ResolvedResourceDict:
         return {"path": self.path, "enabled": self.enabled, "metadata": self.metadata.to_dict()}
 
 
@@ -155,7 +199,7 @@ class ResolvedPaths:
     skills: tuple[ResolvedResource, ...] = ()
     prompts: tuple[ResolvedResource, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ResolvedPathsDict:
         return {"skills": [r.to_dict() for r in self.skills], "prompts": [r.to_dict() for r in self.prompts]}
 
 
@@ -166,7 +210,7 @@ class PromptsResult:
     prompts: tuple[PromptTemplate, ...] = ()
     diagnostics: tuple[ResourceDiagnostic, ...] = field(default=())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PromptsResultDict:
         return {
             "prompts": [p.to_dict() for p in self.prompts],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
@@ -179,7 +223,7 @@ class PromptSource:
 
     path: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PromptSourceDict:
         return {"path": self.path}
 
 

@@ -39,7 +39,7 @@ import re
 import stat as _stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from pi_nb._js import js_trim, utf16_len
 from pi_nb._js import js_truthy as _js_truthy
@@ -59,12 +59,14 @@ from pi_nb.resources.skills import (
     ResourceCollision,
     ResourceDiagnostic,
     SourceInfo,
+    SourceInfoDict,
     _add_ignore_rules,
     create_synthetic_source_info,
 )
 
 __all__ = [
     "PromptTemplate",
+    "PromptTemplateDict",
     "collect_prompt_entries",
     "dedupe_prompts",
     "expand_prompt_template",
@@ -75,6 +77,18 @@ __all__ = [
 
 _JS_WS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _JS_WS_RE = re.compile(f"[{_JS_WS}]")
+
+
+class PromptTemplateDict(TypedDict):
+    """:meth:`PromptTemplate.to_dict`: Pi's ``{name, description, argumentHint?, content, sourceInfo,
+    filePath}`` (``description`` and ``argumentHint`` are frontmatter values: any YAML value)."""
+
+    name: str
+    description: Any
+    argumentHint: NotRequired[Any]
+    content: str
+    sourceInfo: SourceInfoDict
+    filePath: str
 
 
 @dataclass(frozen=True)
@@ -93,14 +107,23 @@ class PromptTemplate:
     file_path: str
     argument_hint: Any = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "description": self.description}
-        if self.argument_hint is not None:
-            out["argumentHint"] = self.argument_hint
-        out["content"] = self.content
-        out["sourceInfo"] = self.source_info.to_dict()
-        out["filePath"] = self.file_path
-        return out
+    def to_dict(self) -> PromptTemplateDict:
+        if self.argument_hint is not None:  # Pi's key order: argumentHint before content
+            return {
+                "name": self.name,
+                "description": self.description,
+                "argumentHint": self.argument_hint,
+                "content": self.content,
+                "sourceInfo": self.source_info.to_dict(),
+                "filePath": self.file_path,
+            }
+        return {
+            "name": self.name,
+            "description": self.description,
+            "content": self.content,
+            "sourceInfo": self.source_info.to_dict(),
+            "filePath": self.file_path,
+        }
 
 
 def _js_slice_utf16(s: str, end: int) -> str:

@@ -31,7 +31,7 @@ import copy
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypeAlias, TypedDict
 
 from pi_nb._js import js_stringify_pretty
 from pi_nb.errors import ProjectNotTrustedError, SettingsFileError
@@ -56,12 +56,16 @@ __all__ = [
     "FileSettingsStorage",
     "InMemorySettingsStorage",
     "SettingsErrorRecord",
+    "SettingsErrorRecordDict",
     "SettingsManager",
     "SettingsScope",
     "SettingsStorage",
 ]
 
 SettingsScope: TypeAlias = Literal["global", "project"]
+#: A settings object as read from ``settings.json``: open JSON (Pi's ``Settings`` has dozens of optional
+#: keys, old files carry renamed ones that :func:`migrate_settings` moves, and extensions add their
+#: own). The getters of :class:`SettingsManager` check each value where it is read.
 Settings: TypeAlias = dict[str, Any]
 
 _UNTRUSTED_WRITE = "Project is not trusted; refusing to write project settings"
@@ -175,6 +179,14 @@ class InMemorySettingsStorage:
             self._text[scope] = next_text
 
 
+class SettingsErrorRecordDict(TypedDict):
+    """:meth:`SettingsErrorRecord.to_dict`: ``{scope, error, path?}`` (``error`` is its message)."""
+
+    scope: SettingsScope
+    error: str
+    path: NotRequired[str]
+
+
 @dataclass(frozen=True)
 class SettingsErrorRecord:
     """Pi's ``SettingsError``: a load or save failure kept for :meth:`SettingsManager.drain_errors`."""
@@ -183,8 +195,8 @@ class SettingsErrorRecord:
     error: Exception
     path: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"scope": self.scope, "error": str(self.error)}
+    def to_dict(self) -> SettingsErrorRecordDict:
+        out: SettingsErrorRecordDict = {"scope": self.scope, "error": str(self.error)}
         if self.path is not None:
             out["path"] = self.path
         return out

@@ -38,7 +38,7 @@ import re
 import stat as _stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 from pi_nb._js import js_trim, utf16_len
 from pi_nb.errors import FrontmatterError
@@ -59,12 +59,17 @@ __all__ = [
     "MAX_SKILL_DESCRIPTION_LENGTH",
     "MAX_SKILL_NAME_LENGTH",
     "LoadSkillsResult",
+    "LoadSkillsResultDict",
     "ResourceCollision",
+    "ResourceCollisionDict",
     "ResourceDiagnostic",
+    "ResourceDiagnosticDict",
     "Skill",
     "SkillDiagnostic",
+    "SkillDict",
     "SkillRootMode",
     "SourceInfo",
+    "SourceInfoDict",
     "collect_skill_entries",
     "create_synthetic_source_info",
     "expand_skill_command",
@@ -88,6 +93,55 @@ _IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
 # ---------------------------------------------------------------------------------------------
 
 
+class SourceInfoDict(TypedDict):
+    """:meth:`SourceInfo.to_dict`: Pi's ``{path, source, scope?, origin?, baseDir?}``."""
+
+    path: str
+    source: str
+    scope: NotRequired[str]
+    origin: NotRequired[str]
+    baseDir: NotRequired[str]
+
+
+class ResourceCollisionDict(TypedDict):
+    """:meth:`ResourceCollision.to_dict`: ``{resourceType, name, winnerPath, loserPath,
+    winnerSource?, loserSource?}``."""
+
+    resourceType: Literal["extension", "skill", "prompt", "theme"]
+    name: str
+    winnerPath: str
+    loserPath: str
+    winnerSource: NotRequired[str]
+    loserSource: NotRequired[str]
+
+
+class ResourceDiagnosticDict(TypedDict):
+    """:meth:`ResourceDiagnostic.to_dict`: Pi's ``{type, message, path?, collision?}``."""
+
+    type: Literal["warning", "error", "collision"]
+    message: str
+    path: NotRequired[str]
+    collision: NotRequired[ResourceCollisionDict]
+
+
+class SkillDict(TypedDict):
+    """:meth:`Skill.to_dict`: Pi's ``Skill`` with camelCase keys."""
+
+    name: str
+    description: str
+    filePath: str
+    baseDir: str
+    sourceInfo: SourceInfoDict
+    disableModelInvocation: bool
+
+
+class LoadSkillsResultDict(TypedDict):
+    """:meth:`LoadSkillsResult.to_dict`: ``{skills, diagnostics}``."""
+
+    skills: list[SkillDict]
+    diagnostics: list[ResourceDiagnosticDict]
+
+
 @dataclass(frozen=True)
 class SourceInfo:
     """Where a resource came from (Pi's ``SourceInfo``): ``source`` is ``"local"``, a package
@@ -99,9 +153,9 @@ class SourceInfo:
     origin: str | None = "top-level"
     base_dir: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SourceInfoDict:
         """Pi's JSON shape (keys whose value is ``undefined`` in Pi are left out)."""
-        out: dict[str, Any] = {"path": self.path, "source": self.source}
+        out: SourceInfoDict = {"path": self.path, "source": self.source}
         if self.scope is not None:
             out["scope"] = self.scope
         if self.origin is not None:
@@ -140,8 +194,8 @@ class ResourceCollision:
     winner_source: str | None = None
     loser_source: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> ResourceCollisionDict:
+        out: ResourceCollisionDict = {
             "resourceType": self.resource_type,
             "name": self.name,
             "winnerPath": self.winner_path,
@@ -163,8 +217,8 @@ class ResourceDiagnostic:
     path: str | None = None
     collision: ResourceCollision | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type, "message": self.message}
+    def to_dict(self) -> ResourceDiagnosticDict:
+        out: ResourceDiagnosticDict = {"type": self.type, "message": self.message}
         if self.path is not None:
             out["path"] = self.path
         if self.collision is not None:
@@ -187,7 +241,7 @@ class Skill:
     source_info: SourceInfo
     disable_model_invocation: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SkillDict:
         return {
             "name": self.name,
             "description": self.description,
@@ -205,7 +259,7 @@ class LoadSkillsResult:
     skills: tuple[Skill, ...] = ()
     diagnostics: tuple[ResourceDiagnostic, ...] = field(default=())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LoadSkillsResultDict:
         return {
             "skills": [s.to_dict() for s in self.skills],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
@@ -534,7 +588,7 @@ def load_skill_from_file(
                 ResourceDiagnostic("warning", str(exc) or "failed to parse skill file", file_path)
             )
         return None, diagnostics
-    fm: Mapping[str, Any] = frontmatter if isinstance(frontmatter, dict) else {}
+    fm: Mapping[str, Any] = frontmatter if isinstance(frontmatter, dict) else {}  # YAML: open data
     description = fm.get("description")
     has_description = isinstance(description, str) and js_trim(description) != ""
     if not is_declared_skill and not has_description:

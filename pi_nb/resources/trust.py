@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 from pi_nb._js import js_stringify, js_stringify_pretty
 from pi_nb.errors import TrustStoreError
@@ -62,13 +62,19 @@ __all__ = [
     "TRUST_REQUIRING_PROJECT_CONFIG_RESOURCES",
     "DefaultProjectTrust",
     "ProjectTrustDecision",
+    "ProjectTrustEvent",
     "ProjectTrustHook",
+    "ProjectTrustHookResult",
     "ProjectTrustOption",
+    "ProjectTrustOptionDict",
     "ProjectTrustStore",
     "ProjectTrustStoreEntry",
+    "ProjectTrustStoreEntryDict",
     "ProjectTrustUpdate",
+    "ProjectTrustUpdateDict",
     "TrustAsk",
     "TrustPrompt",
+    "TrustPromptDict",
     "TrustStore",
     "answer_trust_prompt",
     "decide_project_trust",
@@ -84,8 +90,27 @@ __all__ = [
 ProjectTrustDecision: TypeAlias = bool | None
 #: The global ``defaultProjectTrust`` setting.
 DefaultProjectTrust: TypeAlias = Literal["ask", "always", "never"]
+
+
+class ProjectTrustEvent(TypedDict):
+    """What a ``project_trust`` hook receives (Pi's extension event): ``{type, cwd}``."""
+
+    type: Literal["project_trust"]
+    cwd: str
+
+
+class ProjectTrustHookResult(TypedDict):
+    """A ``project_trust`` hook's decision: ``{trusted: "yes" | "no" | "undecided", remember?}``.
+
+    Hooks are extension code: what one returns is checked before it is used.
+    """
+
+    trusted: Literal["yes", "no", "undecided"]
+    remember: NotRequired[bool]
+
+
 #: A ``project_trust`` hook: ``{"type": "project_trust", "cwd": ...}`` -> decision dict or ``None``.
-ProjectTrustHook: TypeAlias = Callable[[dict[str, Any]], "Mapping[str, Any] | None"]
+ProjectTrustHook: TypeAlias = Callable[[ProjectTrustEvent], "ProjectTrustHookResult | None"]
 
 #: Entries of ``<cwd>/.pi/`` whose presence makes a project need a trust decision.
 TRUST_REQUIRING_PROJECT_CONFIG_RESOURCES: tuple[str, ...] = (
@@ -99,6 +124,37 @@ TRUST_REQUIRING_PROJECT_CONFIG_RESOURCES: tuple[str, ...] = (
 )
 
 
+class ProjectTrustStoreEntryDict(TypedDict):
+    """:meth:`ProjectTrustStoreEntry.to_dict`: ``{path, decision}``."""
+
+    path: str
+    decision: bool
+
+
+class ProjectTrustUpdateDict(TypedDict):
+    """:meth:`ProjectTrustUpdate.to_dict`: ``{path, decision}`` (``None`` removes the entry)."""
+
+    path: str
+    decision: ProjectTrustDecision
+
+
+class ProjectTrustOptionDict(TypedDict):
+    """:meth:`ProjectTrustOption.to_dict`: ``{label, trusted, updates, savedPath?}``."""
+
+    label: str
+    trusted: bool
+    updates: list[ProjectTrustUpdateDict]
+    savedPath: NotRequired[str]
+
+
+class TrustPromptDict(TypedDict):
+    """:meth:`TrustPrompt.to_dict`: ``{cwd, message, options}``."""
+
+    cwd: str
+    message: str
+    options: list[ProjectTrustOptionDict]
+
+
 @dataclass(frozen=True)
 class ProjectTrustStoreEntry:
     """The nearest saved decision: the directory it was saved for, and the decision."""
@@ -106,7 +162,7 @@ class ProjectTrustStoreEntry:
     path: str
     decision: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ProjectTrustStoreEntryDict:
         return {"path": self.path, "decision": self.decision}
 
 
@@ -117,7 +173,7 @@ class ProjectTrustUpdate:
     path: str
     decision: ProjectTrustDecision
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ProjectTrustUpdateDict:
         return {"path": self.path, "decision": self.decision}
 
 
@@ -130,8 +186,8 @@ class ProjectTrustOption:
     updates: tuple[ProjectTrustUpdate, ...] = ()
     saved_path: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> ProjectTrustOptionDict:
+        out: ProjectTrustOptionDict = {
             "label": self.label,
             "trusted": self.trusted,
             "updates": [u.to_dict() for u in self.updates],
@@ -230,7 +286,7 @@ class TrustPrompt:
         label = answer.label if isinstance(answer, ProjectTrustOption) else answer
         return next((o for o in self.options if o.label == label), None)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TrustPromptDict:
         return {"cwd": self.cwd, "message": self.message, "options": [o.to_dict() for o in self.options]}
 
 
@@ -384,11 +440,11 @@ def _run_hooks(
     hooks: Sequence[ProjectTrustHook],
     cwd: str,
     on_hook_error: Callable[[str], None] | None,
-) -> Mapping[str, Any] | None:
-    event = {"type": "project_trust", "cwd": cwd}
+) -> ProjectTrustHookResult | None:
+    event: ProjectTrustEvent = {"type": "project_trust", "cwd": cwd}
     for index, hook in enumerate(hooks):
         try:
-            result = hook(dict(event))
+            result = hook(event.copy())
             if result is None:
                 continue
             if not isinstance(result, Mapping):

@@ -275,17 +275,16 @@ class SessionBeforeTreeResult:
         if value is None or isinstance(value, SessionBeforeTreeResult):
             return value
         if isinstance(value, Mapping):
-            kwargs: dict[str, Any] = {"cancel": bool(value.get("cancel"))}
-            if value.get("summary") is not None:
-                kwargs["summary"] = TreeSummary.coerce(value["summary"])
-            for camel, snake in (
-                ("customInstructions", "custom_instructions"),
-                ("replaceInstructions", "replace_instructions"),
-                ("label", "label"),
-            ):
-                if camel in value:
-                    kwargs[snake] = value[camel]
-            return cls(**kwargs)
+            cancel = bool(value.get("cancel"))
+            summary = TreeSummary.coerce(value["summary"]) if value.get("summary") is not None else None
+            # an override the hook left out stays unset; one it gave is passed on as given
+            return cls(
+                cancel=cancel,
+                summary=summary,
+                custom_instructions=value.get("customInstructions", _UNSET),
+                replace_instructions=value.get("replaceInstructions", _UNSET),
+                label=value.get("label", _UNSET),
+            )
         raise CompactionError(f"session_before_tree handler returned {value!r}")
 
 

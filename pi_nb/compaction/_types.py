@@ -12,7 +12,7 @@ As everywhere in pi_nb, the field order of a TypedDict is the key order of the d
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 from pi_nb.messages import AgentMessage, Usage
 from pi_nb.session.types import BranchSummaryEntry, CompactionEntry, SessionEntry
@@ -28,6 +28,7 @@ __all__ = [
     "CompactionResultDict",
     "CompactionSettingsDict",
     "CompactionStartEvent",
+    "CompactionStreamEvent",
     "CutPointResultDict",
     "FileListsDict",
     "FileOperationsDict",
@@ -41,6 +42,7 @@ __all__ = [
     "SessionCompactEventDict",
     "SessionCompactFailedEventDict",
     "SessionTreeEventDict",
+    "SkipReason",
     "TreeOverrides",
     "TreePreparationDict",
     "TreeSummaryDict",
@@ -134,7 +136,7 @@ class CompactionResultDict(TypedDict):
     ``{summary, firstKeptEntryId, tokensBefore, estimatedTokensAfter?, usage?, details?}``.
 
     ``details`` is :class:`FileListsDict` for a summary pi_nb made; a hook's details are its own
-    (open JSON, hence ``dict[str, Any]``).
+    (open JSON, so only "an object" is known).
     """
 
     summary: str
@@ -316,6 +318,10 @@ class CompactionEndEvent(TypedDict):
     aborted: bool
     willRetry: bool
     errorMessage: NotRequired[str]
+
+
+CompactionStreamEvent: TypeAlias = CompactionStartEvent | CompactionEndEvent
+"""What :func:`~pi_nb.compaction.orchestration.run_compaction` passes to its ``emit``."""
 
 
 class CompactionOutcomeDict(TypedDict):

@@ -32,7 +32,7 @@ from pi_nb.compaction._types import (
     CompactionEndEvent,
     CompactionOutcomeDict,
     CompactionResultDict,
-    CompactionStartEvent,
+    CompactionStreamEvent,
     FileListsDict,
     NavigateTreeResultDict,
     SkipReason,
@@ -86,7 +86,6 @@ __all__ = [
 ]
 
 NO_MODEL_MESSAGE = "No model selected."
-CompactionStreamEvent = CompactionStartEvent | CompactionEndEvent
 EmitFn = Callable[[CompactionStreamEvent], Any]
 """``emit(event)`` for the session's own stream; may return an awaitable (it is awaited)."""
 

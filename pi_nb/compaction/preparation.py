@@ -180,7 +180,8 @@ def _tokens_before(path_entries: Sequence[SessionEntry]) -> int:
     """
     entries: Sequence[SessionEntry]
     if _is_chain(path_entries):
-        # (the projection returns entries of the path it is given: session entries)
+        # (the projection returns entries of the path it is given: session entries; typed as such
+        # here until the session module says so itself)
         entries = cast(list[SessionEntry], context_entries_from_path(list(path_entries)))
     else:
         entries = build_context_entries(path_entries)

@@ -9,7 +9,9 @@
 * overflow detection: :mod:`~pi_nb.compaction.overflow`;
 * branch summaries: :mod:`~pi_nb.compaction.branch_summary`;
 * hooks and the session-level flows: :mod:`~pi_nb.compaction.hooks`,
-  :mod:`~pi_nb.compaction.orchestration` (``run_compaction``, ``navigate_tree``).
+  :mod:`~pi_nb.compaction.orchestration` (``run_compaction``, ``navigate_tree``);
+* the JSON shapes (``to_dict()`` results, events, hook results) as TypedDicts:
+  :mod:`~pi_nb.compaction._types`, re-exported here.
 
 The token helpers Pi exports from its compaction module (``estimate_tokens``,
 ``calculate_context_tokens``, ``estimate_context_tokens``, ``get_last_assistant_usage``) live in
@@ -18,6 +20,7 @@ The token helpers Pi exports from its compaction module (``estimate_tokens``,
 
 from __future__ import annotations
 
+from pi_nb.compaction import _types
 from pi_nb.compaction import branch_summary as _branch_summary
 from pi_nb.compaction import cut_points as _cut_points
 from pi_nb.compaction import hooks as _hooks
@@ -29,6 +32,7 @@ from pi_nb.compaction import retry as _retry
 from pi_nb.compaction import serialization as _serialization
 from pi_nb.compaction import settings as _settings
 from pi_nb.compaction import summaries as _summaries
+from pi_nb.compaction._types import *  # noqa: F403
 from pi_nb.compaction.branch_summary import *  # noqa: F403
 from pi_nb.compaction.cut_points import *  # noqa: F403
 from pi_nb.compaction.hooks import *  # noqa: F403
@@ -52,6 +56,7 @@ from pi_nb.tokens import (  # noqa: F401
 
 __all__ = sorted(
     [
+        *_types.__all__,
         *_branch_summary.__all__,
         *_cut_points.__all__,
         *_hooks.__all__,

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pi_nb._js import UNDEFINED
 from pi_nb._js import js_truthy as _truthy
+from pi_nb.compaction._types import BranchPreparationDict, BranchSummaryResultDict, CollectEntriesResultDict
 from pi_nb.compaction.prompts import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT
 from pi_nb.compaction.retry import RetryCallbacks, SleepFn
 from pi_nb.compaction.serialization import (
@@ -38,12 +39,14 @@ from pi_nb.compaction.summaries import complete_summarization, get_summarization
 from pi_nb.errors import CompactionError, EntryNotFoundError
 from pi_nb.messages import (
     AgentMessage,
+    Usage,
     convert_to_llm,
     create_branch_summary_message,
     create_compaction_summary_message,
     create_custom_message,
 )
 from pi_nb.providers.base import Context, Model, StreamOptions, SupportsAbort, now_ms
+from pi_nb.session.types import SessionEntry
 from pi_nb.tokens import estimate_tokens
 
 __all__ = [
@@ -64,23 +67,23 @@ DEFAULT_BRANCH_SUMMARY_CONTEXT_WINDOW = 128000
 class SessionTreeReader(Protocol):
     """What branch collection reads from a session (``SessionManager`` satisfies it)."""
 
-    def get_branch(self, from_id: str | None = None) -> Sequence[Mapping[str, Any]]: ...
+    def get_branch(self, from_id: str | None = None) -> Sequence[SessionEntry]: ...
 
-    def get_entry(self, id: str) -> Mapping[str, Any] | None: ...
+    def get_entry(self, id: str) -> SessionEntry | None: ...
 
 
 @dataclass(frozen=True)
 class CollectEntriesResult:
     """Pi's ``CollectEntriesResult {entries, commonAncestorId}`` (entries oldest first)."""
 
-    entries: list[Mapping[str, Any]]
+    entries: list[SessionEntry]
     common_ancestor_id: str | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CollectEntriesResultDict:
         return {"entries": list(self.entries), "commonAncestorId": self.common_ancestor_id}
 
 
-def _get_entry(session: SessionTreeReader, entry_id: str) -> Mapping[str, Any] | None:
+def _get_entry(session: SessionTreeReader, entry_id: str) -> SessionEntry | None:
     try:
         return session.get_entry(entry_id)
     except EntryNotFoundError:
@@ -105,9 +108,9 @@ def collect_entries_for_branch_summary(
         if entry.get("id") in old_path:
             common = entry.get("id")
             break
-    collected: list[Mapping[str, Any]] = []
-    current: Any = old_leaf_id
-    seen: set[Any] = set()
+    collected: list[SessionEntry] = []
+    current: str | None = old_leaf_id
+    seen: set[str] = set()
     while current and current != common:
         if current in seen:
             raise CompactionError(f"Entry {current} has a parentId chain that loops")
@@ -121,16 +124,17 @@ def collect_entries_for_branch_summary(
     return CollectEntriesResult(collected, common)
 
 
-def _entry_message(entry: Mapping[str, Any]) -> AgentMessage | None:
+def _entry_message(entry: SessionEntry) -> AgentMessage | None:
     """Pi's ``getMessageFromEntry`` for branch summaries (tool results skipped; every summary kept)."""
     etype = entry.get("type")
-    if etype == "message":
-        message = entry.get("message")
+    # ("type" in entry and entry["type"] == ...: etype == ..., narrowing the entry)
+    if "type" in entry and entry["type"] == "message":
+        message = entry.get("message")  # may be missing or not an object in a corrupt file
         if not isinstance(message, Mapping):
             raise CompactionError(f"message entry {entry.get('id')!r} has no message object")
         if message.get("role") == "toolResult":
             return None
-        return message  # type: ignore[return-value]
+        return message
     if etype == "custom_message":
         return create_custom_message(
             entry.get("customType", UNDEFINED),
@@ -161,7 +165,7 @@ class BranchPreparation:
     file_ops: FileOperations = field(default_factory=FileOperations)
     total_tokens: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> BranchPreparationDict:
         return {
             "messages": list(self.messages),
             "fileOps": self.file_ops.to_dict(),
@@ -169,7 +173,7 @@ class BranchPreparation:
         }
 
 
-def prepare_branch_entries(entries: Sequence[Mapping[str, Any]], token_budget: int = 0) -> BranchPreparation:
+def prepare_branch_entries(entries: Sequence[SessionEntry], token_budget: int = 0) -> BranchPreparation:
     """Pi's ``prepareBranchEntries``: messages newest first within ``token_budget`` (0 = no limit).
 
     Pass 1 takes the file lists of every earlier (non-hook) branch summary, even ones that will
@@ -227,14 +231,14 @@ class BranchSummaryResult:
     """
 
     summary: str | None = None
-    usage: dict[str, Any] | None = None
+    usage: Usage | None = None
     read_files: list[str] | None = None
     modified_files: list[str] | None = None
     aborted: bool = False
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def to_dict(self) -> BranchSummaryResultDict:
+        out: BranchSummaryResultDict = {}
         if self.summary is not None:
             out["summary"] = self.summary
         if self.usage is not None:
@@ -260,7 +264,7 @@ def branch_summary_instructions(custom_instructions: str | None, replace_instruc
 
 
 async def generate_branch_summary(
-    entries: Sequence[Mapping[str, Any]],
+    entries: Sequence[SessionEntry],
     *,
     model: Model,
     signal: SupportsAbort | None = None,
@@ -313,7 +317,8 @@ async def generate_branch_summary(
     usage = response.get("usage")
     return BranchSummaryResult(
         summary=summary or "No summary generated",
-        usage=dict(usage) if isinstance(usage, Mapping) else None,
+        # (a copy of the provider's usage object: its numbers as reported)
+        usage=cast(Usage, dict(usage)) if isinstance(usage, Mapping) else None,
         read_files=lists.read_files,
         modified_files=lists.modified_files,
     )

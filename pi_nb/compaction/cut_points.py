@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from pi_nb.compaction._types import CutPointResultDict
 from pi_nb.errors import CompactionError
+from pi_nb.messages import AgentMessage
 from pi_nb.session.context import session_entry_to_context_messages
+from pi_nb.session.types import SessionEntry
 from pi_nb.tokens import estimate_tokens
 
 __all__ = [
@@ -40,17 +42,17 @@ _TURN_START_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary
 _CONTENT_ROLES = frozenset({"user", "assistant", "toolResult"})
 
 
-def is_cut_point_message(message: Mapping[str, Any]) -> bool:
+def is_cut_point_message(message: AgentMessage) -> bool:
     """A message a kept stretch may start with: any context role except ``toolResult``."""
     return message.get("role") in _CUT_POINT_ROLES
 
 
-def is_turn_start_message(message: Mapping[str, Any]) -> bool:
+def is_turn_start_message(message: AgentMessage) -> bool:
     """A message that starts a turn: user-like roles (not ``assistant``, not ``toolResult``)."""
     return message.get("role") in _TURN_START_ROLES
 
 
-def _context_messages(entry: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+def _context_messages(entry: SessionEntry) -> Sequence[AgentMessage]:
     """``session_entry_to_context_messages(entry)`` without copying the common case.
 
     A ``message`` entry with content contributes its message object itself (as in Pi, which
@@ -58,8 +60,10 @@ def _context_messages(entry: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     the projection rewrites to ``content: []``), goes through the session module.
     """
     if type(entry) is dict or isinstance(entry, Mapping):
-        if entry.get("type") == "message":
-            message = entry.get("message")
+        # ("type" in entry and entry["type"] == ...: entry.get("type") == ..., spelled so that the
+        # type checker narrows the entry; an entry without a type is not a message entry)
+        if "type" in entry and entry["type"] == "message":
+            message = entry.get("message")  # may be missing or not an object in a corrupt file
             if isinstance(message, Mapping) and not (
                 message.get("content") is None and message.get("role") in _CONTENT_ROLES
             ):
@@ -67,7 +71,7 @@ def _context_messages(entry: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     return session_entry_to_context_messages(entry)
 
 
-def _is_cut_point_entry(entry: Mapping[str, Any]) -> bool:
+def _is_cut_point_entry(entry: SessionEntry) -> bool:
     messages = _context_messages(entry)  # raises the session module's error for a malformed entry
     if entry.get("type") == "compaction":
         return False
@@ -77,7 +81,7 @@ def _is_cut_point_entry(entry: Mapping[str, Any]) -> bool:
     return False
 
 
-def _is_turn_start_entry(entry: Mapping[str, Any]) -> bool:
+def _is_turn_start_entry(entry: SessionEntry) -> bool:
     messages = _context_messages(entry)  # raises the session module's error for a malformed entry
     if entry.get("type") == "compaction":
         return False
@@ -87,20 +91,20 @@ def _is_turn_start_entry(entry: Mapping[str, Any]) -> bool:
     return False
 
 
-def _entry_tokens(entry: Mapping[str, Any]) -> int:
+def _entry_tokens(entry: SessionEntry) -> int:
     tokens = 0
     for message in _context_messages(entry):
         tokens += estimate_tokens(message)
     return tokens
 
 
-def _check_range(entries: Sequence[Any], start: int, end: int) -> None:
+def _check_range(entries: Sequence[object], start: int, end: int) -> None:
     if start < end and (start < 0 or end > len(entries)):
         raise CompactionError(f"entry range [{start}, {end}) is outside the {len(entries)} entries")
 
 
 def find_valid_cut_points(
-    entries: Sequence[Mapping[str, Any]], start_index: int = 0, end_index: int | None = None
+    entries: Sequence[SessionEntry], start_index: int = 0, end_index: int | None = None
 ) -> list[int]:
     """Indices in ``[start_index, end_index)`` where a kept stretch may begin.
 
@@ -113,9 +117,7 @@ def find_valid_cut_points(
     return [i for i in range(start_index, end) if _is_cut_point_entry(entries[i])]
 
 
-def find_turn_start_index(
-    entries: Sequence[Mapping[str, Any]], entry_index: int, start_index: int = 0
-) -> int:
+def find_turn_start_index(entries: Sequence[SessionEntry], entry_index: int, start_index: int = 0) -> int:
     """The nearest turn-start entry at or before ``entry_index`` (down to ``start_index``), else -1."""
     n = len(entries)
     for i in range(entry_index, start_index - 1, -1):
@@ -139,7 +141,7 @@ class CutPointResult:
     turn_start_index: int
     is_split_turn: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CutPointResultDict:
         return {
             "firstKeptEntryIndex": self.first_kept_entry_index,
             "turnStartIndex": self.turn_start_index,
@@ -148,7 +150,7 @@ class CutPointResult:
 
 
 def find_cut_point(
-    entries: Sequence[Mapping[str, Any]],
+    entries: Sequence[SessionEntry],
     start_index: int = 0,
     end_index: int | None = None,
     keep_recent_tokens: int = 20000,

@@ -13,7 +13,8 @@ Semantics follow Pi's ``ExtensionRunner.emit``: handlers run in registration ord
 ``cancel`` stops the chain at once; a handler that raises is reported (``on_error``) and skipped,
 so a broken hook falls back to the default behaviour instead of failing the operation. A handler
 may be a plain function or a coroutine function, and may return a result dataclass or a dict with
-Pi's camelCase keys.
+Pi's camelCase keys (:class:`~pi_nb.compaction._types.SessionBeforeCompactResultDict`,
+:class:`~pi_nb.compaction._types.SessionBeforeTreeResultDict`).
 """
 
 from __future__ import annotations
@@ -21,16 +22,30 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeAlias, cast, overload
 
+from pi_nb.compaction._types import (
+    CompactionReason,
+    HookErrorDict,
+    SessionBeforeCompactEventDict,
+    SessionBeforeTreeEventDict,
+    SessionCompactEventDict,
+    SessionCompactFailedEventDict,
+    SessionTreeEventDict,
+    TreeOverrides,
+    TreePreparationDict,
+)
 from pi_nb.compaction.preparation import CompactionPreparation
 from pi_nb.compaction.summaries import CompactionResult
 from pi_nb.errors import CompactionError
+from pi_nb.messages import Usage
 from pi_nb.providers.base import SupportsAbort
+from pi_nb.session.types import BranchSummaryEntry, CompactionEntry, SessionEntry
 
 __all__ = [
     "CompactionReason",
     "HookError",
+    "HookEvent",
     "HookRunner",
     "SessionBeforeCompactEvent",
     "SessionBeforeCompactResult",
@@ -43,10 +58,12 @@ __all__ = [
     "TreeSummary",
 ]
 
-CompactionReason = Literal["manual", "threshold", "overflow"]
-
 HookHandler = Callable[[Any], Any]
-"""``handler(event)`` -> ``None``, a result (dataclass or camelCase dict), or an awaitable of one."""
+"""``handler(event)`` -> ``None``, a result (dataclass or camelCase dict), or an awaitable of one.
+
+Open on both sides: a handler may be typed for the one event it is registered for (or, on a
+session's hooks, for the plain-dict ``context`` events), and its return value is checked by the
+result's ``coerce``."""
 
 
 @dataclass(frozen=True)
@@ -54,24 +71,30 @@ class SessionBeforeCompactEvent:
     """Pi's ``session_before_compact``: about to summarise ``preparation``."""
 
     preparation: CompactionPreparation
-    branch_entries: list[Mapping[str, Any]]
+    branch_entries: list[SessionEntry]
     custom_instructions: str | None
     reason: CompactionReason
     will_retry: bool
     signal: SupportsAbort | None = None
     type: Literal["session_before_compact"] = "session_before_compact"
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> SessionBeforeCompactEventDict:
+        if self.custom_instructions is None:
+            return {
+                "type": self.type,
+                "preparation": self.preparation.to_dict(),
+                "branchEntries": list(self.branch_entries),
+                "reason": self.reason,
+                "willRetry": self.will_retry,
+            }
+        return {
             "type": self.type,
             "preparation": self.preparation.to_dict(),
             "branchEntries": list(self.branch_entries),
+            "customInstructions": self.custom_instructions,
+            "reason": self.reason,
+            "willRetry": self.will_retry,
         }
-        if self.custom_instructions is not None:
-            out["customInstructions"] = self.custom_instructions
-        out["reason"] = self.reason
-        out["willRetry"] = self.will_retry
-        return out
 
 
 @dataclass(frozen=True)
@@ -82,7 +105,9 @@ class SessionBeforeCompactResult:
     compaction: CompactionResult | None = None
 
     @classmethod
-    def coerce(cls, value: Any) -> SessionBeforeCompactResult | None:
+    def coerce(cls, value: object) -> SessionBeforeCompactResult | None:
+        """A handler's return value: ``None``, a result, or a
+        :class:`~pi_nb.compaction._types.SessionBeforeCompactResultDict`; anything else raises."""
         if value is None or isinstance(value, SessionBeforeCompactResult):
             return value
         if isinstance(value, Mapping):
@@ -101,16 +126,16 @@ class SessionBeforeCompactResult:
 class SessionCompactEvent:
     """Pi's ``session_compact``: the compaction entry was appended."""
 
-    compaction_entry: Mapping[str, Any]
+    compaction_entry: CompactionEntry
     from_extension: bool
     reason: CompactionReason
     will_retry: bool
     type: Literal["session_compact"] = "session_compact"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SessionCompactEventDict:
         return {
             "type": self.type,
-            "compactionEntry": dict(self.compaction_entry),
+            "compactionEntry": {**self.compaction_entry},
             "fromExtension": self.from_extension,
             "reason": self.reason,
             "willRetry": self.will_retry,
@@ -128,14 +153,23 @@ class SessionCompactFailedEvent:
     error_message: str | None = None
     type: Literal["session_compact_failed"] = "session_compact_failed"
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type, "reason": self.reason}
-        if self.error_message is not None:
-            out["errorMessage"] = self.error_message
-        out["aborted"] = self.aborted
-        out["willRetry"] = self.will_retry
-        out["fromExtension"] = self.from_extension
-        return out
+    def to_dict(self) -> SessionCompactFailedEventDict:
+        if self.error_message is None:
+            return {
+                "type": self.type,
+                "reason": self.reason,
+                "aborted": self.aborted,
+                "willRetry": self.will_retry,
+                "fromExtension": self.from_extension,
+            }
+        return {
+            "type": self.type,
+            "reason": self.reason,
+            "errorMessage": self.error_message,
+            "aborted": self.aborted,
+            "willRetry": self.will_retry,
+            "fromExtension": self.from_extension,
+        }
 
 
 @dataclass(frozen=True)
@@ -145,14 +179,14 @@ class TreePreparation:
     target_id: str
     old_leaf_id: str | None
     common_ancestor_id: str | None
-    entries_to_summarize: list[Mapping[str, Any]]
+    entries_to_summarize: list[SessionEntry]
     user_wants_summary: bool
     custom_instructions: str | None = None
     replace_instructions: bool | None = None
     label: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> TreePreparationDict:
+        out: TreePreparationDict = {
             "targetId": self.target_id,
             "oldLeafId": self.old_leaf_id,
             "commonAncestorId": self.common_ancestor_id,
@@ -176,7 +210,7 @@ class SessionBeforeTreeEvent:
     signal: SupportsAbort | None = None
     type: Literal["session_before_tree"] = "session_before_tree"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SessionBeforeTreeEventDict:
         return {"type": self.type, "preparation": self.preparation.to_dict()}
 
 
@@ -185,17 +219,21 @@ class TreeSummary:
     """A hook-supplied branch summary ``{summary, details?, usage?}``."""
 
     summary: str
-    details: Any = None
-    usage: dict[str, Any] | None = None
+    details: Any = None  # the hook's own data (open JSON), written to the entry as given
+    usage: Usage | None = None
 
     @classmethod
-    def coerce(cls, value: Any) -> TreeSummary:
+    def coerce(cls, value: object) -> TreeSummary:
+        """A summary, or a :class:`~pi_nb.compaction._types.TreeSummaryDict`; anything else raises."""
         if isinstance(value, TreeSummary):
             return value
         if isinstance(value, Mapping) and isinstance(value.get("summary"), str):
             usage = value.get("usage")
             return cls(
-                value["summary"], value.get("details"), dict(usage) if isinstance(usage, Mapping) else None
+                value["summary"],
+                value.get("details"),
+                # a hook's usage is taken as given once it is an object (Pi does not check it either)
+                cast(Usage, dict(usage)) if isinstance(usage, Mapping) else None,
             )
         raise CompactionError(
             f"session_before_tree: 'summary' must be {{summary, details?, usage?}}, got {value!r}"
@@ -219,31 +257,34 @@ class SessionBeforeTreeResult:
     replace_instructions: Any = field(default=_UNSET)
     label: Any = field(default=_UNSET)
 
-    def overrides(self) -> dict[str, Any]:
+    def overrides(self) -> TreeOverrides:
         """The overrides that were given, by snake_case name."""
-        out: dict[str, Any] = {}
-        for name in ("custom_instructions", "replace_instructions", "label"):
-            value = getattr(self, name)
-            if value is not _UNSET:
-                out[name] = value
+        out: TreeOverrides = {}
+        if self.custom_instructions is not _UNSET:
+            out["custom_instructions"] = self.custom_instructions
+        if self.replace_instructions is not _UNSET:
+            out["replace_instructions"] = self.replace_instructions
+        if self.label is not _UNSET:
+            out["label"] = self.label
         return out
 
     @classmethod
-    def coerce(cls, value: Any) -> SessionBeforeTreeResult | None:
+    def coerce(cls, value: object) -> SessionBeforeTreeResult | None:
+        """A handler's return value: ``None``, a result, or a
+        :class:`~pi_nb.compaction._types.SessionBeforeTreeResultDict`; anything else raises."""
         if value is None or isinstance(value, SessionBeforeTreeResult):
             return value
         if isinstance(value, Mapping):
-            kwargs: dict[str, Any] = {"cancel": bool(value.get("cancel"))}
-            if value.get("summary") is not None:
-                kwargs["summary"] = TreeSummary.coerce(value["summary"])
-            for camel, snake in (
-                ("customInstructions", "custom_instructions"),
-                ("replaceInstructions", "replace_instructions"),
-                ("label", "label"),
-            ):
-                if camel in value:
-                    kwargs[snake] = value[camel]
-            return cls(**kwargs)
+            cancel = bool(value.get("cancel"))
+            summary = TreeSummary.coerce(value["summary"]) if value.get("summary") is not None else None
+            # an override the hook left out stays unset; one it gave is passed on as given
+            return cls(
+                cancel=cancel,
+                summary=summary,
+                custom_instructions=value.get("customInstructions", _UNSET),
+                replace_instructions=value.get("replaceInstructions", _UNSET),
+                label=value.get("label", _UNSET),
+            )
         raise CompactionError(f"session_before_tree handler returned {value!r}")
 
 
@@ -253,18 +294,18 @@ class SessionTreeEvent:
 
     new_leaf_id: str | None
     old_leaf_id: str | None
-    summary_entry: Mapping[str, Any] | None = None
+    summary_entry: BranchSummaryEntry | None = None
     from_extension: bool | None = None
     type: Literal["session_tree"] = "session_tree"
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> SessionTreeEventDict:
+        out: SessionTreeEventDict = {
             "type": self.type,
             "newLeafId": self.new_leaf_id,
             "oldLeafId": self.old_leaf_id,
         }
         if self.summary_entry is not None:
-            out["summaryEntry"] = dict(self.summary_entry)
+            out["summaryEntry"] = {**self.summary_entry}
         if self.from_extension is not None:
             out["fromExtension"] = self.from_extension
         return out
@@ -278,12 +319,21 @@ class HookError:
     handler: HookHandler
     error: BaseException
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> HookErrorDict:
         return {"event": self.event, "error": str(self.error) or type(self.error).__name__}
 
 
+HookEvent: TypeAlias = (
+    SessionBeforeCompactEvent
+    | SessionCompactEvent
+    | SessionCompactFailedEvent
+    | SessionBeforeTreeEvent
+    | SessionTreeEvent
+)
+"""The events :meth:`HookRunner.emit` runs handlers for."""
+
 _BEFORE_EVENTS = ("session_before_compact", "session_before_tree")
-_RESULT_TYPES: dict[str, Any] = {
+_RESULT_TYPES: dict[str, type[SessionBeforeCompactResult] | type[SessionBeforeTreeResult]] = {
     "session_before_compact": SessionBeforeCompactResult,
     "session_before_tree": SessionBeforeTreeResult,
 }
@@ -330,14 +380,25 @@ class HookRunner:
     def handlers(self, event_type: str) -> Sequence[HookHandler]:
         return tuple(self._handlers.get(event_type, ()))
 
-    async def emit(self, event: Any) -> Any:
+    @overload
+    async def emit(self, event: SessionBeforeCompactEvent) -> SessionBeforeCompactResult | None: ...
+
+    @overload
+    async def emit(self, event: SessionBeforeTreeEvent) -> SessionBeforeTreeResult | None: ...
+
+    @overload
+    async def emit(
+        self, event: SessionCompactEvent | SessionCompactFailedEvent | SessionTreeEvent
+    ) -> None: ...
+
+    async def emit(self, event: HookEvent) -> SessionBeforeCompactResult | SessionBeforeTreeResult | None:
         """Run the handlers of ``event.type``; return the winning result of a ``session_before_*`` event.
 
         Results are normalised to :class:`SessionBeforeCompactResult` /
         :class:`SessionBeforeTreeResult`; other events return ``None``.
         """
         event_type: str = event.type
-        result: Any = None
+        result: SessionBeforeCompactResult | SessionBeforeTreeResult | None = None
         for handler in self.handlers(event_type):
             try:
                 value = handler(event)

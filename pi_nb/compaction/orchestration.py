@@ -23,11 +23,20 @@ as dicts with Pi's shapes; hook events go to the :class:`~pi_nb.compaction.hooks
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypedDict, cast
 
 from pi_nb._js import UNDEFINED
+from pi_nb.compaction._types import (
+    CompactionEndEvent,
+    CompactionOutcomeDict,
+    CompactionResultDict,
+    CompactionStreamEvent,
+    FileListsDict,
+    NavigateTreeResultDict,
+    SkipReason,
+)
 from pi_nb.compaction.branch_summary import collect_entries_for_branch_summary, generate_branch_summary
 from pi_nb.compaction.hooks import (
     CompactionReason,
@@ -60,10 +69,13 @@ from pi_nb.errors import (
     NothingToCompactError,
     SummarizationError,
 )
+from pi_nb.messages import Usage
 from pi_nb.providers.base import Model, SupportsAbort
 from pi_nb.redaction import redact, redact_message
 from pi_nb.session.context import SessionContext
+from pi_nb.session.types import BranchSummaryEntry, CompactionEntry, SessionEntry
 from pi_nb.tokens import estimate_tokens
+from pi_nb.undefined import Undefined
 
 __all__ = [
     "NO_MODEL_MESSAGE",
@@ -74,23 +86,28 @@ __all__ = [
 ]
 
 NO_MODEL_MESSAGE = "No model selected."
-EmitFn = Callable[[dict[str, Any]], Any]
+EmitFn = Callable[[CompactionStreamEvent], Any]
+"""``emit(event)`` for the session's own stream; may return an awaitable (it is awaited)."""
 
 
 class SessionLike(Protocol):
-    """The part of ``SessionManager`` these flows use."""
+    """The part of ``SessionManager`` these flows use.
 
-    def get_branch(self, from_id: str | None = None) -> Any: ...
+    ``details`` is the entry's ``details``: ``{readFiles, modifiedFiles}`` for a summary pi_nb
+    made, a hook's own data otherwise (open JSON); ``UNDEFINED`` leaves the key out.
+    """
 
-    def get_entry(self, id: str) -> Any: ...
+    def get_branch(self, from_id: str | None = None) -> Sequence[SessionEntry]: ...
 
-    def get_entries(self) -> Any: ...
+    def get_entry(self, id: str) -> SessionEntry | None: ...
+
+    def get_entries(self) -> Sequence[SessionEntry]: ...
 
     def get_leaf_id(self) -> str | None: ...
 
-    def branch(self, branch_from_id: str) -> Any: ...
+    def branch(self, branch_from_id: str) -> object: ...
 
-    def reset_leaf(self) -> Any: ...
+    def reset_leaf(self) -> object: ...
 
     def append_compaction(
         self,
@@ -99,7 +116,7 @@ class SessionLike(Protocol):
         tokens_before: int,
         details: Any = None,
         from_hook: bool | None = None,
-        usage: Any = None,
+        usage: Usage | Undefined | None = None,
     ) -> str: ...
 
     def branch_with_summary(
@@ -108,7 +125,7 @@ class SessionLike(Protocol):
         summary: str,
         details: Any = None,
         from_hook: bool | None = None,
-        usage: Any = None,
+        usage: Usage | Undefined | None = None,
     ) -> str: ...
 
     def append_label_change(self, target_id: str, label: str | None = None) -> str: ...
@@ -122,17 +139,33 @@ async def _maybe_await(value: Any) -> Any:
     return value
 
 
-async def _emit(emit: EmitFn | None, event: dict[str, Any]) -> None:
+async def _emit(emit: EmitFn | None, event: CompactionStreamEvent) -> None:
     if emit is not None:
         await _maybe_await(emit(event))
 
 
-def _lookup_entry(session: SessionLike, entry_id: str) -> Mapping[str, Any] | None:
+def _lookup_entry(session: SessionLike, entry_id: str) -> SessionEntry | None:
     try:
         entry = session.get_entry(entry_id)
     except EntryNotFoundError:
         return None
     return entry if isinstance(entry, Mapping) else None
+
+
+class _OutcomeHead(TypedDict, total=False):
+    """The optional keys of :class:`~pi_nb.compaction._types.CompactionOutcomeDict` before
+    ``fromExtension``."""
+
+    result: CompactionResultDict
+    entry: CompactionEntry
+
+
+class _OutcomeTail(TypedDict, total=False):
+    """The optional keys of :class:`~pi_nb.compaction._types.CompactionOutcomeDict` after
+    ``fromExtension``."""
+
+    errorMessage: str
+    skipReason: SkipReason
 
 
 @dataclass(frozen=True)
@@ -149,29 +182,38 @@ class CompactionOutcome:
     status: Literal["compacted", "skipped", "cancelled", "failed"]
     will_retry: bool = False
     result: CompactionResult | None = None
-    entry: Mapping[str, Any] | None = None
+    entry: CompactionEntry | None = None
     from_extension: bool = False
     error_message: str | None = None
     context: SessionContext | None = None
-    skip_reason: Literal["no_model", "nothing_to_compact", "already_compacted"] | None = None
+    skip_reason: SkipReason | None = None
     """Why an automatic compaction was ``"skipped"`` (pi_nb: the session reports it; Pi is silent)."""
 
     @property
     def compacted(self) -> bool:
         return self.status == "compacted"
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"reason": self.reason, "status": self.status, "willRetry": self.will_retry}
+    def to_dict(self) -> CompactionOutcomeDict:
+        # the optional keys are gathered first, then spread in place (result? and entry? come
+        # before fromExtension in Pi's order)
+        head: _OutcomeHead = {}
         if self.result is not None:
-            out["result"] = self.result.to_dict()
+            head["result"] = self.result.to_dict()
         if self.entry is not None:
-            out["entry"] = dict(self.entry)
-        out["fromExtension"] = self.from_extension
+            head["entry"] = {**self.entry}
+        tail: _OutcomeTail = {}
         if self.error_message is not None:
-            out["errorMessage"] = self.error_message
+            tail["errorMessage"] = self.error_message
         if self.skip_reason is not None:
-            out["skipReason"] = self.skip_reason
-        return out
+            tail["skipReason"] = self.skip_reason
+        return {
+            "reason": self.reason,
+            "status": self.status,
+            "willRetry": self.will_retry,
+            **head,
+            "fromExtension": self.from_extension,
+            **tail,
+        }
 
 
 async def run_compaction(
@@ -212,17 +254,16 @@ async def run_compaction(
     started = False
 
     async def fail(aborted: bool, error_message: str | None) -> None:
-        await _emit(
-            emit,
-            {
-                "type": "compaction_end",
-                "reason": reason,
-                "result": None,
-                "aborted": aborted,
-                "willRetry": False,
-                **({"errorMessage": error_message} if error_message is not None else {}),
-            },
-        )
+        end: CompactionEndEvent = {
+            "type": "compaction_end",
+            "reason": reason,
+            "result": None,
+            "aborted": aborted,
+            "willRetry": False,
+        }
+        if error_message is not None:
+            end["errorMessage"] = error_message
+        await _emit(emit, end)
         if hooks is not None and hooks.has_handlers("session_compact_failed"):
             await hooks.emit(
                 SessionCompactFailedEvent(
@@ -306,7 +347,8 @@ async def run_compaction(
             from_extension,
             UNDEFINED if result.usage is None else result.usage,
         )
-        entry = _lookup_entry(session_manager, entry_id)
+        # the entry append_compaction just wrote (the id came back from it): a compaction entry
+        entry = cast(CompactionEntry | None, _lookup_entry(session_manager, entry_id))
         context = session_manager.build_session_context()
         estimated_after = sum(estimate_tokens(m) for m in context.messages)
         final = CompactionResult(
@@ -387,21 +429,22 @@ class NavigateTreeResult:
     cancelled: bool
     aborted: bool = False
     editor_text: str | None = None
-    summary_entry: Mapping[str, Any] | None = None
+    summary_entry: BranchSummaryEntry | None = None
     old_leaf_id: str | None = None
     new_leaf_id: str | None = None
     from_extension: bool | None = None
     context: SessionContext | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def to_dict(self) -> NavigateTreeResultDict:
+        out: NavigateTreeResultDict
         if self.editor_text is not None:
-            out["editorText"] = self.editor_text
-        out["cancelled"] = self.cancelled
+            out = {"editorText": self.editor_text, "cancelled": self.cancelled}
+        else:
+            out = {"cancelled": self.cancelled}
         if self.aborted:
             out["aborted"] = True
         if self.summary_entry is not None:
-            out["summaryEntry"] = dict(self.summary_entry)
+            out["summaryEntry"] = {**self.summary_entry}
         return out
 
 
@@ -474,8 +517,8 @@ async def navigate_tree(
             label = overrides.get("label", label)
 
     summary_text: str | None = None
-    summary_details: Any = None
-    summary_usage: Any = None
+    summary_details: Any = None  # FileListsDict, or a hook's own details (open JSON)
+    summary_usage: Usage | None = None
     if summarize and collected.entries and hook_summary is None:
         assert model is not None
         generated = await generate_branch_summary(
@@ -497,10 +540,11 @@ async def navigate_tree(
             raise SummarizationError(generated.error)
         summary_text = generated.summary
         summary_usage = generated.usage
-        summary_details = {
+        details: FileListsDict = {
             "readFiles": list(generated.read_files or []),
             "modifiedFiles": list(generated.modified_files or []),
         }
+        summary_details = details
     elif hook_summary is not None:
         summary_text = hook_summary.summary
         summary_details = hook_summary.details
@@ -508,20 +552,17 @@ async def navigate_tree(
 
     editor_text: str | None = None
     new_leaf_id: str | None
-    if (
-        target.get("type") == "message"
-        and isinstance(target.get("message"), Mapping)
-        and target["message"].get("role") == "user"
-    ):
+    target_message = target.get("message") if target.get("type") == "message" else None
+    if isinstance(target_message, Mapping) and target_message.get("role") == "user":
         new_leaf_id = target.get("parentId")
-        editor_text = content_text(target["message"].get("content"), "")
+        editor_text = content_text(target_message.get("content"), "")
     elif target.get("type") == "custom_message":
         new_leaf_id = target.get("parentId")
         editor_text = content_text(target.get("content"), "")
     else:
         new_leaf_id = target_id
 
-    summary_entry: Mapping[str, Any] | None = None
+    summary_entry: BranchSummaryEntry | None = None
     if summary_text:
         summary_text = redact(summary_text)
         summary_id = session_manager.branch_with_summary(
@@ -531,7 +572,8 @@ async def navigate_tree(
             from_extension,
             UNDEFINED if summary_usage is None else summary_usage,
         )
-        summary_entry = _lookup_entry(session_manager, summary_id)
+        # the entry branch_with_summary just wrote (the id came back from it): a branch summary
+        summary_entry = cast(BranchSummaryEntry | None, _lookup_entry(session_manager, summary_id))
         if label:
             session_manager.append_label_change(summary_id, label)
     elif new_leaf_id is None:

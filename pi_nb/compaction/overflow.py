@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Literal
 
 from pi_nb.compaction._jsre import compile_js_regex
+from pi_nb.messages import AssistantMessage, Usage
 
 __all__ = [
     "get_overflow_patterns",
@@ -110,19 +111,19 @@ def get_overflow_patterns(*, include_pi_nb: bool = False) -> list[re.Pattern[str
     return list(_ALL_OVERFLOW if include_pi_nb else _OVERFLOW_PATTERNS)
 
 
-def _usage_number(usage: Mapping[str, Any], key: str) -> float:
-    value = usage.get(key, 0)
+def _usage_number(usage: Usage, key: Literal["input", "output", "cacheRead"]) -> float:
+    value: object = usage.get(key, 0)  # a malformed usage may hold anything
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
     return value
 
 
-def _is_zero(value: Any) -> bool:
+def _is_zero(value: object) -> bool:
     # Pi compares with ``=== 0``: a missing output count is not zero.
     return not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0
 
 
-def is_context_overflow(message: Mapping[str, Any], context_window: int | None = None) -> bool:
+def is_context_overflow(message: AssistantMessage, context_window: int | None = None) -> bool:
     """Pi's ``isContextOverflow(message, contextWindow?)`` for an assistant message dict, with
     pi_nb's extra overflow texts and throttle exclusions (see the module docstring).
 
@@ -149,7 +150,7 @@ def is_context_overflow(message: Mapping[str, Any], context_window: int | None =
     )
 
 
-def is_recoverable_length(message: Mapping[str, Any], desired_max_output: int) -> bool:
+def is_recoverable_length(message: AssistantMessage, desired_max_output: int) -> bool:
     """Pi's ``isRecoverableLength``: a ``length`` stop whose output stayed below the wanted limit.
 
     ``desired_max_output`` is the model's own ``max_tokens`` (before any clamping to the context),

@@ -18,17 +18,19 @@ Given the root->leaf path, Pi decides *what* to summarise before it asks any mod
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pi_nb._js import js_truthy as _truthy
+from pi_nb.compaction._types import CompactionPreparationDict
 from pi_nb.compaction.cut_points import _context_messages, find_cut_point
 from pi_nb.compaction.serialization import FileOperations, create_file_ops, extract_file_ops_from_message
 from pi_nb.compaction.settings import DEFAULT_COMPACTION_SETTINGS, CompactionSettings
 from pi_nb.errors import CompactionError
-from pi_nb.messages import AgentMessage
+from pi_nb.messages import AgentMessage, AssistantMessage
 from pi_nb.session.context import build_context_entries, context_entries_from_path
+from pi_nb.session.types import SessionEntry
 from pi_nb.tokens import estimate_context_tokens
 
 __all__ = ["CompactionPreparation", "prepare_compaction"]
@@ -51,46 +53,61 @@ class CompactionPreparation:
     file_ops: FileOperations = field(default_factory=FileOperations)
     settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> CompactionPreparationDict:
+        if self.previous_summary is None:
+            return {
+                "firstKeptEntryId": self.first_kept_entry_id,
+                "messagesToSummarize": list(self.messages_to_summarize),
+                "turnPrefixMessages": list(self.turn_prefix_messages),
+                "isSplitTurn": self.is_split_turn,
+                "tokensBefore": self.tokens_before,
+                "fileOps": self.file_ops.to_dict(),
+                "settings": self.settings.to_dict(),
+            }
+        return {
             "firstKeptEntryId": self.first_kept_entry_id,
             "messagesToSummarize": list(self.messages_to_summarize),
             "turnPrefixMessages": list(self.turn_prefix_messages),
             "isSplitTurn": self.is_split_turn,
             "tokensBefore": self.tokens_before,
+            "previousSummary": self.previous_summary,
+            "fileOps": self.file_ops.to_dict(),
+            "settings": self.settings.to_dict(),
         }
-        if self.previous_summary is not None:
-            out["previousSummary"] = self.previous_summary
-        out["fileOps"] = self.file_ops.to_dict()
-        out["settings"] = self.settings.to_dict()
-        return out
 
 
-def _first_message(entry: Mapping[str, Any]) -> AgentMessage | None:
+def _first_message(entry: SessionEntry) -> AgentMessage | None:
     """Pi's ``getMessageFromEntryForCompaction``: the entry's first context message (none for a compaction)."""
     if entry.get("type") == "compaction":
         return None
     messages = _context_messages(entry)
-    return cast(AgentMessage, messages[0]) if messages else None
+    return messages[0] if messages else None
+
+
+def _ignore_path(path: str) -> None:
+    """The file-operation recorder when no file operations are collected."""
 
 
 def _first_messages(
-    path_entries: Sequence[Mapping[str, Any]], start: int, end: int, file_ops: FileOperations | None = None
+    path_entries: Sequence[SessionEntry], start: int, end: int, file_ops: FileOperations | None = None
 ) -> list[AgentMessage]:
     """``_first_message`` over ``[start, end)``, with the plain ``message`` entry inlined (hot loop).
 
     With ``file_ops``, the ``read``/``write``/``edit`` calls of each assistant message are recorded
     in the same pass (what :func:`extract_file_ops_from_message` does, with its common case
     inlined: an assistant message whose content is a list of plain dicts)."""
-    out: list[Any] = []
+    out: list[AgentMessage] = []
     append = out.append
-    read_add = written_add = edited_add = None
+    read_add: Callable[[str], None] = _ignore_path
+    written_add: Callable[[str], None] = _ignore_path
+    edited_add: Callable[[str], None] = _ignore_path
     if file_ops is not None:
         read_add, written_add, edited_add = file_ops.read.add, file_ops.written.add, file_ops.edited.add
     for i in range(start, end):
         entry = path_entries[i]
-        message: Any = None
-        if type(entry) is dict and entry.get("type") == "message":
+        message: AgentMessage | None = None
+        # ("type" in entry and entry["type"] == ...: entry.get("type") == ..., narrowing the entry)
+        if type(entry) is dict and "type" in entry and entry["type"] == "message":
             message = entry.get("message")
             if type(message) is not dict or message.get("content") is None:
                 message = None
@@ -99,16 +116,18 @@ def _first_messages(
             if message is None:
                 continue
         append(message)
-        if read_add is None or message.get("role") != "assistant":
+        if file_ops is None or message.get("role") != "assistant":
             continue
         content = message.get("content")
         if type(content) is not list:
-            extract_file_ops_from_message(message, cast(FileOperations, file_ops))
+            extract_file_ops_from_message(message, file_ops)
             continue
         for block in content:
             if type(block) is not dict:
                 if isinstance(block, Mapping) and block.get("type") == "toolCall":
-                    extract_file_ops_from_message({"role": "assistant", "content": [block]}, file_ops)  # type: ignore[arg-type]
+                    # a stand-in message holding just this block (only role and content are read)
+                    stand_in = cast(AssistantMessage, {"role": "assistant", "content": [block]})
+                    extract_file_ops_from_message(stand_in, file_ops)
                 continue
             if block.get("type") != "toolCall":
                 continue
@@ -124,13 +143,13 @@ def _first_messages(
             if name == "read":
                 read_add(path)
             elif name == "write":
-                written_add(path)  # type: ignore[misc]
+                written_add(path)
             else:
-                edited_add(path)  # type: ignore[misc]
+                edited_add(path)
     return out
 
 
-def _is_chain(path_entries: Sequence[Mapping[str, Any]]) -> bool:
+def _is_chain(path_entries: Sequence[SessionEntry]) -> bool:
     """True when the list already is the root -> last-entry path (unique string ids, each entry's
     parent is the entry before it, the first has no parent in the list): the parent walk of the
     projection would return it unchanged. (Checked with whole-list operations, no Python loop.)"""
@@ -151,7 +170,7 @@ def _is_chain(path_entries: Sequence[Mapping[str, Any]]) -> bool:
     return not (isinstance(first_parent, str) and first_parent in id_set)
 
 
-def _tokens_before(path_entries: Sequence[Mapping[str, Any]]) -> int:
+def _tokens_before(path_entries: Sequence[SessionEntry]) -> int:
     """Pi's ``estimateContextTokens(buildSessionContext(pathEntries).messages).tokens``.
 
     The estimate only reads the context from its end back to the last assistant message with a
@@ -159,12 +178,14 @@ def _tokens_before(path_entries: Sequence[Mapping[str, Any]]) -> int:
     end); for a list that already is a path, the parent walk of the projection is skipped too.
     Same number as Pi's, without mapping a long path's every entry.
     """
-    entries: Sequence[Mapping[str, Any]]
+    entries: Sequence[SessionEntry]
     if _is_chain(path_entries):
-        entries = context_entries_from_path(list(path_entries))
+        # (the projection returns entries of the path it is given: session entries; typed as such
+        # here until the session module says so itself)
+        entries = cast(list[SessionEntry], context_entries_from_path(list(path_entries)))
     else:
         entries = build_context_entries(path_entries)
-    tail: list[Mapping[str, Any]] = []
+    tail: list[AgentMessage] = []
     for k in range(len(entries) - 1, -1, -1):
         for message in reversed(_context_messages(entries[k])):
             tail.append(message)
@@ -178,7 +199,7 @@ def _tokens_before(path_entries: Sequence[Mapping[str, Any]]) -> int:
     return estimate_context_tokens(tail).tokens
 
 
-def _add_details_files(file_ops: FileOperations, details: Any) -> None:
+def _add_details_files(file_ops: FileOperations, details: object) -> None:
     if not isinstance(details, Mapping):
         return
     for key, target in (("readFiles", file_ops.read), ("modifiedFiles", file_ops.edited)):
@@ -192,7 +213,7 @@ def _add_details_files(file_ops: FileOperations, details: Any) -> None:
 
 
 def prepare_compaction(
-    path_entries: Sequence[Mapping[str, Any]],
+    path_entries: Sequence[SessionEntry],
     settings: CompactionSettings | Mapping[str, Any] = DEFAULT_COMPACTION_SETTINGS,
 ) -> CompactionPreparation | None:
     """Pi's ``prepareCompaction(pathEntries, settings)``; ``None`` when there is nothing to compact.
@@ -212,9 +233,9 @@ def prepare_compaction(
             break
     file_ops = create_file_ops()
 
-    previous_summary: Any = None
+    previous_summary: object = None
     boundary_start = 0
-    prev: Mapping[str, Any] | None = None
+    prev: SessionEntry | None = None
     if prev_index >= 0:
         prev = path_entries[prev_index]
         previous_summary = prev.get("summary")

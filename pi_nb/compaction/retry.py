@@ -16,10 +16,11 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pi_nb.compaction._jsre import compile_js_regex
 from pi_nb.compaction.settings import RetrySettings
+from pi_nb.messages import AssistantMessage
 from pi_nb.providers.base import SupportsAbort
 
 __all__ = [
@@ -95,7 +96,7 @@ _RETRYABLE = compile_js_regex(
 )
 
 
-def is_retryable_assistant_error(message: Mapping[str, Any]) -> bool:
+def is_retryable_assistant_error(message: AssistantMessage) -> bool:
     """Pi's ``isRetryableAssistantError``: an ``error`` stop whose text looks transient."""
     if message.get("stopReason") != "error":
         return False
@@ -143,13 +144,14 @@ async def _abortable_sleep(delay_ms: int, signal: SupportsAbort | None) -> None:
 
 
 async def retry_assistant_call(
-    produce: Callable[[], Awaitable[dict[str, Any]]],
+    produce: Callable[[], Awaitable[AssistantMessage]],
+    # (the session's settings object, or Pi's camelCase settings dict: read with checks)
     policy: RetrySettings | Mapping[str, Any] | None = None,
     signal: SupportsAbort | None = None,
     callbacks: RetryCallbacks | None = None,
     *,
     sleep: SleepFn | None = None,
-) -> dict[str, Any]:
+) -> AssistantMessage:
     """Pi's ``retryAssistantCall``: call ``produce()`` and retry transient errors with back-off.
 
     ``policy`` ``None`` or disabled returns the first response unchanged. Retry ``n`` waits
@@ -188,7 +190,8 @@ async def retry_assistant_call(
             aborted_during_wait = signal is not None and signal.aborted
         if aborted_during_wait:
             await _call(cb.on_retry_finished, False, attempt, last_retry[1])
-            rest = {k: v for k, v in response.items() if k != "errorMessage"}
+            # the same message without its errorMessage (an optional key), stopped as aborted
+            rest = cast(AssistantMessage, {k: v for k, v in response.items() if k != "errorMessage"})
             rest["stopReason"] = "aborted"
             return rest
         await _call(cb.on_retry_attempt_start)

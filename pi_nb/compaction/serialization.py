@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, MutableSet, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pi_nb._js import js_key_order, js_sort_key, js_stringify, utf16_len
+from pi_nb.compaction._types import FileListsDict, FileOperationsDict
 from pi_nb.errors import CompactionError
-from pi_nb.messages import block_text
+from pi_nb.messages import AgentMessage, Message, block_text
 
 __all__ = [
     "SUMMARIZATION_SYSTEM_PROMPT",
@@ -89,7 +89,7 @@ class FileOperations:
     written: OrderedStrSet = field(default_factory=OrderedStrSet)
     edited: OrderedStrSet = field(default_factory=OrderedStrSet)
 
-    def to_dict(self) -> dict[str, list[str]]:
+    def to_dict(self) -> FileOperationsDict:
         return {"read": list(self.read), "written": list(self.written), "edited": list(self.edited)}
 
     def copy(self) -> FileOperations:
@@ -103,7 +103,7 @@ def create_file_ops() -> FileOperations:
     return FileOperations()
 
 
-def extract_file_ops_from_message(message: Mapping[str, Any], file_ops: FileOperations) -> None:
+def extract_file_ops_from_message(message: AgentMessage, file_ops: FileOperations) -> None:
     """Pi's ``extractFileOpsFromMessage``: record ``read``/``write``/``edit`` calls of an assistant.
 
     Only tool calls whose ``arguments.path`` is a non-empty string count; other tools (``bash``,
@@ -141,7 +141,7 @@ class FileLists:
     read_files: list[str]
     modified_files: list[str]
 
-    def to_dict(self) -> dict[str, list[str]]:
+    def to_dict(self) -> FileListsDict:
         return {"readFiles": list(self.read_files), "modifiedFiles": list(self.modified_files)}
 
 
@@ -171,7 +171,7 @@ def format_file_operations(read_files: Sequence[str], modified_files: Sequence[s
     return "\n\n" + "\n\n".join(sections)
 
 
-def content_text(content: Any, separator: str = "\n") -> str:
+def content_text(content: object, separator: str = "\n") -> str:
     """pi-ai's ``contentText``: a string as is, else the text blocks joined by ``separator``."""
     if isinstance(content, str):
         return content
@@ -206,7 +206,7 @@ def _truncate_for_summary(text: str, max_chars: int) -> str:
     return f"{kept}\n\n[... {total - kept_units} more characters truncated]"
 
 
-def _format_tool_call_args(args: Any) -> str:
+def _format_tool_call_args(args: object) -> str:
     if isinstance(args, Mapping):
         # Object.entries order: array-index keys ascending first (JSON.parse builds objects so too)
         entries = js_key_order(dict(args))
@@ -219,7 +219,7 @@ def _format_tool_call_args(args: Any) -> str:
     return ", ".join(f"{k}={js_stringify(v)}" for k, v in entries)
 
 
-def serialize_conversation(messages: Sequence[Mapping[str, Any]]) -> str:
+def serialize_conversation(messages: Sequence[Message]) -> str:
     """Pi's ``serializeConversation`` over LLM messages (call ``convert_to_llm`` first).
 
     Parts, joined by a blank line: ``[User]: `` + text blocks joined with ``""`` (skipped when

@@ -5,6 +5,10 @@ keepRecentTokens?}``), ``branchSummary`` (``{reserveTokens?, skipPrompt?}``) and
 (``{enabled?, maxRetries?, baseDelayMs?}``); missing keys take the defaults below. The value objects
 here are frozen dataclasses with snake_case fields; ``to_dict()`` gives Pi's camelCase shape and
 ``from_dict()`` reads one (partial dicts merge over the defaults, as Pi's settings manager does).
+
+The input side stays an open mapping on purpose: settings come from the user's settings.json
+or a dict typed in a notebook, so every key is read with a check (:func:`_int_field`,
+:func:`_bool_field`) rather than trusted to have a shape.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pi_nb.compaction._types import BranchSummarySettingsDict, CompactionSettingsDict, RetrySettingsDict
 from pi_nb.errors import CompactionError, InvalidValueError
 
 __all__ = [
@@ -87,9 +92,9 @@ class CompactionSettings:
                 f"compaction.maxAutoCompactionsPerPrompt must be a whole number of at least 1; got {limit!r}"
             )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CompactionSettingsDict:
         """Pi's shape; ``maxAutoCompactionsPerPrompt`` is added only when it is not the default."""
-        out: dict[str, Any] = {
+        out: CompactionSettingsDict = {
             "enabled": self.enabled,
             "reserveTokens": self.reserve_tokens,
             "keepRecentTokens": self.keep_recent_tokens,
@@ -136,7 +141,7 @@ class BranchSummarySettings:
             )
         _non_negative(self.reserve_tokens, "reserveTokens", "branchSummary")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> BranchSummarySettingsDict:
         return {"reserveTokens": self.reserve_tokens, "skipPrompt": self.skip_prompt}
 
     @classmethod
@@ -175,7 +180,7 @@ class RetrySettings:
                 raise InvalidValueError(f"retry.{key} must be a whole number; got {value!r}")
             _non_negative(value, key, "retry")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RetrySettingsDict:
         return {"enabled": self.enabled, "maxRetries": self.max_retries, "baseDelayMs": self.base_delay_ms}
 
     @classmethod

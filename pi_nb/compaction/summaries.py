@@ -20,10 +20,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import uuid6
 
+from pi_nb.compaction._types import CompactionResultDict
 from pi_nb.compaction.preparation import CompactionPreparation
 from pi_nb.compaction.prompts import (
     SUMMARIZATION_PROMPT,
@@ -40,7 +41,7 @@ from pi_nb.compaction.serialization import (
 )
 from pi_nb.compaction.settings import RetrySettings
 from pi_nb.errors import SummarizationError
-from pi_nb.messages import convert_to_llm
+from pi_nb.messages import AgentMessage, AssistantMessage, Usage, convert_to_llm
 from pi_nb.providers.base import Context, Model, StreamOptions, SupportsAbort, now_ms
 
 __all__ = [
@@ -61,7 +62,7 @@ class SummaryResult:
     """A summary's text and the provider usage of the call that produced it."""
 
     text: str
-    usage: dict[str, Any]
+    usage: Usage
 
 
 @dataclass(frozen=True)
@@ -75,12 +76,13 @@ class CompactionResult:
     summary: str
     first_kept_entry_id: str
     tokens_before: int
-    usage: dict[str, Any] | None = None
+    usage: Usage | None = None
     details: dict[str, Any] | None = None
+    """``{readFiles, modifiedFiles}`` for a summary pi_nb made; a hook's details are its own (open JSON)."""
     estimated_tokens_after: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> CompactionResultDict:
+        out: CompactionResultDict = {
             "summary": self.summary,
             "firstKeptEntryId": self.first_kept_entry_id,
             "tokensBefore": self.tokens_before,
@@ -113,13 +115,14 @@ class CompactionResult:
             summary=summary,
             first_kept_entry_id=first_kept,
             tokens_before=tokens_before,
-            usage=dict(usage) if isinstance(usage, Mapping) else None,
+            # a hook's usage is taken as given once it is an object (Pi does not check it either)
+            usage=cast(Usage, dict(usage)) if isinstance(usage, Mapping) else None,
             details=dict(details) if isinstance(details, Mapping) else None,
             estimated_tokens_after=est if isinstance(est, int) and not isinstance(est, bool) else None,
         )
 
 
-def get_summarization_failure(response: Mapping[str, Any], label: str) -> str | None:
+def get_summarization_failure(response: AssistantMessage, label: str) -> str | None:
     """Pi's ``getSummarizationFailure``: why a summary response must not be persisted, or ``None``.
 
     An ``error`` stop (``"{label} failed: {errorMessage}"``) or a ``length`` stop (the text is
@@ -168,7 +171,7 @@ async def complete_summarization(
     callbacks: RetryCallbacks | None = None,
     *,
     sleep: SleepFn | None = None,
-) -> dict[str, Any]:
+) -> AssistantMessage:
     """Pi's ``completeSummarization``: one summary call with ``cacheRetention: "none"``, retried.
 
     The caller's ``session_id`` is kept (provider routing); without one each call gets a fresh
@@ -180,13 +183,15 @@ async def complete_summarization(
         session_id=options.session_id if options.session_id is not None else str(uuid6.uuid7()),
     )
 
-    async def produce() -> dict[str, Any]:
-        return await model.complete(context, request)
+    async def produce() -> AssistantMessage:
+        # (Model.complete returns the final assistant message; typed as one here until the
+        # provider layer says so itself)
+        return cast(AssistantMessage, await model.complete(context, request))
 
     return await retry_assistant_call(produce, retry, request.signal, callbacks, sleep=sleep)
 
 
-def _check_response(response: Mapping[str, Any], label: str) -> SummaryResult:
+def _check_response(response: AssistantMessage, label: str) -> SummaryResult:
     failure = get_summarization_failure(response, label)
     if failure:
         raise SummarizationError(failure)
@@ -195,11 +200,14 @@ def _check_response(response: Mapping[str, Any], label: str) -> SummaryResult:
     if any(isinstance(b, Mapping) and b.get("type") == "toolCall" for b in blocks):
         raise SummarizationError(f"{label} attempted to call a tool")
     usage = response.get("usage")
-    return SummaryResult(text=content_text(blocks), usage=dict(usage) if isinstance(usage, Mapping) else {})
+    # a copy of the provider's usage; {} for a malformed response without one (its cost unknown)
+    return SummaryResult(
+        text=content_text(blocks), usage=cast(Usage, dict(usage) if isinstance(usage, Mapping) else {})
+    )
 
 
 async def generate_summary_with_usage(
-    current_messages: Sequence[Mapping[str, Any]],
+    current_messages: Sequence[AgentMessage],
     model: Model,
     reserve_tokens: int,
     signal: SupportsAbort | None = None,
@@ -239,7 +247,7 @@ async def generate_summary_with_usage(
 
 
 async def generate_summary(
-    current_messages: Sequence[Mapping[str, Any]],
+    current_messages: Sequence[AgentMessage],
     model: Model,
     reserve_tokens: int,
     signal: SupportsAbort | None = None,
@@ -270,7 +278,7 @@ async def generate_summary(
 
 
 async def generate_turn_prefix_summary(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[AgentMessage],
     model: Model,
     reserve_tokens: int,
     signal: SupportsAbort | None = None,
@@ -300,12 +308,14 @@ async def generate_turn_prefix_summary(
     return _check_response(response, "Turn prefix summarization")
 
 
-def _num(value: Any) -> int | float:
+def _num(value: object) -> int | float:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def combine_usage(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
+def combine_usage(first: Usage, second: Usage) -> Usage:
     """Pi's ``combineUsage``: the field-wise sum of two usages (optional fields only when present)."""
+    # built key by key, in Pi's order (the optional keys sit before totalTokens); each field is
+    # read with .get and _num, so a usage lacking a number counts it as 0
     out: dict[str, Any] = {
         k: _num(first.get(k)) + _num(second.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite")
     }
@@ -313,13 +323,13 @@ def combine_usage(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[s
         if key in first or key in second:
             out[key] = _num(first.get(key)) + _num(second.get(key))
     out["totalTokens"] = _num(first.get("totalTokens")) + _num(second.get("totalTokens"))
-    c1 = first.get("cost") if isinstance(first.get("cost"), Mapping) else {}
-    c2 = second.get("cost") if isinstance(second.get("cost"), Mapping) else {}
+    c1: Mapping[str, object] = first.get("cost") if isinstance(first.get("cost"), Mapping) else {}
+    c2: Mapping[str, object] = second.get("cost") if isinstance(second.get("cost"), Mapping) else {}
     assert isinstance(c1, Mapping) and isinstance(c2, Mapping)
     out["cost"] = {
         k: _num(c1.get(k)) + _num(c2.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite", "total")
     }
-    return out
+    return cast(Usage, out)
 
 
 async def compact(
@@ -348,7 +358,7 @@ async def compact(
     p = preparation
     if p.is_split_turn and p.turn_prefix_messages:
         history_text = "No prior history."
-        history_usage: dict[str, Any] | None = None
+        history_usage: Usage | None = None
         if p.messages_to_summarize:
             history = await generate_summary_with_usage(
                 p.messages_to_summarize,

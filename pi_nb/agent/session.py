@@ -28,7 +28,7 @@ import copy
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypedDict, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict, TypeGuard, cast
 
 from pi_nb._js import js_stringify
 from pi_nb.agent.agent import Agent
@@ -91,6 +91,10 @@ from pi_nb.tools import (
     validate_tool_arguments,
 )
 from pi_nb.tools.base import AbortSignal
+
+if TYPE_CHECKING:  # imported where used, as before (the trust and skills modules load lazily)
+    from pi_nb.resources.skills import Skill
+    from pi_nb.resources.trust import TrustAsk
 
 __all__ = [
     "OVERFLOW_RECOVERY_FAILED",
@@ -173,7 +177,7 @@ class _SystemPromptOptions(TypedDict):
     prompt_guidelines: list[str]
     append_system_prompt: str | None
     context_files: list[ContextFile]
-    skills: list[Any]
+    skills: list[Skill]
 
 
 class SessionHooks(HookRunner):
@@ -311,7 +315,7 @@ class AgentSession:
         thinking_level: str | None = None,
         hooks: SessionHooks | None = None,
         project_trusted: bool | None = None,
-        ask: Callable[[Any], Any] | None = None,
+        ask: TrustAsk | None = None,
     ) -> None:
         self.session_manager = session_manager
         self.cwd = session_manager.get_cwd()
@@ -378,7 +382,7 @@ class AgentSession:
             session_manager.append_model_change(model.provider, model.id)
             session_manager.append_thinking_level_change(level)
 
-    def _resolve_project_trust(self, ask: Callable[[Any], Any] | None) -> bool:
+    def _resolve_project_trust(self, ask: TrustAsk | None) -> bool:
         """Pi's resolution order: no project resources -> trusted; ``project_trust`` hooks;
         the saved decision; ``defaultProjectTrust`` from the global settings; then ``ask`` (a
         callable given the :class:`~pi_nb.resources.trust.TrustPrompt`), and with no way to ask,
@@ -514,7 +518,7 @@ class AgentSession:
             session_file=self.session_file,
         )
 
-    def _loader_skills(self) -> list[Any]:
+    def _loader_skills(self) -> list[Skill]:
         return list(self.resource_loader.get_skills().skills)
 
     def _rebuild_system_prompt(self, tool_names: Sequence[str]) -> str:

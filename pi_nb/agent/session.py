@@ -18,7 +18,8 @@ It ties the pieces together exactly where Pi does:
 
 One async core (``await session.prompt(...)``); :meth:`AgentSession.run` is the sync wrapper for
 scripts. Events go to :meth:`subscribe` listeners: the agent's events plus ``compaction_start`` /
-``compaction_end``, ``session_tree`` and ``queue_update``.
+``compaction_end``, ``turn_notice``, ``session_tree``, ``queue_update`` and ``extension_error``
+(the union :data:`~pi_nb.agent.events.AgentSessionEvent`, tagged by ``type``).
 """
 
 from __future__ import annotations

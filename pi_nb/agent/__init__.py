@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pi_nb.agent.agent import Agent, AgentState, PendingMessageQueue, default_convert_to_llm
+from pi_nb.agent.events import AgentEvent, AgentSessionEvent, ToolResult
 from pi_nb.agent.loop import (
     TRUNCATED_TOOL_CALL_TEXT,
     AgentContext,
@@ -16,7 +17,9 @@ from pi_nb.agent.session import (
     OVERFLOW_RECOVERY_FAILED,
     TRUNCATED_RECOVERY_FAILED,
     AgentSession,
+    ContextUsage,
     PromptResult,
+    PromptUsage,
     SessionHooks,
 )
 
@@ -26,13 +29,18 @@ __all__ = [
     "TRUNCATED_TOOL_CALL_TEXT",
     "Agent",
     "AgentContext",
+    "AgentEvent",
     "AgentLoopConfig",
     "AgentSession",
+    "AgentSessionEvent",
     "AgentState",
+    "ContextUsage",
     "NextTurnSnapshot",
     "PendingMessageQueue",
     "PromptResult",
+    "PromptUsage",
     "SessionHooks",
+    "ToolResult",
     "TurnSnapshot",
     "default_convert_to_llm",
     "run_agent_loop",

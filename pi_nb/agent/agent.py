@@ -10,10 +10,17 @@ listener always sees a closed ``agent_end``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard, cast
 
+from pi_nb.agent.events import (
+    AfterToolCallContext,
+    AfterToolCallResult,
+    AgentEvent,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+)
 from pi_nb.agent.loop import (
     AgentContext,
     AgentLoopConfig,
@@ -23,19 +30,38 @@ from pi_nb.agent.loop import (
     run_agent_loop_continue,
 )
 from pi_nb.errors import AgentError
-from pi_nb.providers.base import Model, empty_usage, now_ms, validate_thinking_level
+from pi_nb.messages import (
+    AgentMessage,
+    AssistantMessage,
+    ImageContent,
+    Message,
+    TextContent,
+    Usage,
+)
+from pi_nb.providers.base import Model, SupportsAbort, empty_usage, now_ms, validate_thinking_level
 from pi_nb.redaction import redact
 from pi_nb.tools.base import AbortController, AbortSignal
 
 __all__ = ["Agent", "AgentState", "PendingMessageQueue", "default_convert_to_llm"]
 
-Listener = Callable[[dict[str, Any], AbortSignal], Awaitable[None] | None]
+Listener = Callable[[AgentEvent, AbortSignal], Awaitable[None] | None]
 QueueMode = Literal["one-at-a-time", "all"]
+ConvertToLlm = Callable[[list[AgentMessage]], Sequence[Message] | Awaitable[Sequence[Message]]]
+TransformContext = Callable[[list[AgentMessage], SupportsAbort | None], Awaitable[list[AgentMessage]]]
 
 
-def default_convert_to_llm(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _is_llm_message(message: AgentMessage) -> TypeGuard[Message]:
+    return message.get("role") in ("user", "assistant", "toolResult")
+
+
+def default_convert_to_llm(messages: Sequence[AgentMessage]) -> list[Message]:
     """Keep only the LLM roles (the coding agent passes :func:`pi_nb.messages.convert_to_llm` instead)."""
-    return [m for m in messages if m.get("role") in ("user", "assistant", "toolResult")]
+    return [m for m in messages if _is_llm_message(m)]
+
+
+def _usage(usage: Mapping[str, Any]) -> Usage:
+    """:func:`~pi_nb.providers.base.empty_usage`'s dict, which is Pi's ``Usage``."""
+    return cast(Usage, usage)
 
 
 class PendingMessageQueue:
@@ -43,15 +69,15 @@ class PendingMessageQueue:
 
     def __init__(self, mode: QueueMode = "one-at-a-time") -> None:
         self.mode: QueueMode = mode
-        self.messages: list[dict[str, Any]] = []
+        self.messages: list[AgentMessage] = []
 
-    def enqueue(self, message: dict[str, Any]) -> None:
+    def enqueue(self, message: AgentMessage) -> None:
         self.messages.append(message)
 
     def has_items(self) -> bool:
         return bool(self.messages)
 
-    def drain(self) -> list[dict[str, Any]]:
+    def drain(self) -> list[AgentMessage]:
         if self.mode == "all":
             drained, self.messages = self.messages, []
             return drained
@@ -72,9 +98,9 @@ class AgentState:
     system_prompt: str = ""
     thinking_level: str = "off"
     tools: list[Any] = field(default_factory=list)
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[AgentMessage] = field(default_factory=list)
     is_streaming: bool = False
-    streaming_message: dict[str, Any] | None = None
+    streaming_message: AgentMessage | None = None
     pending_tool_calls: set[str] = field(default_factory=set)
     error_message: str | None = None
 
@@ -88,11 +114,11 @@ class Agent:
         *,
         system_prompt: str = "",
         tools: Sequence[Any] = (),
-        messages: Sequence[dict[str, Any]] = (),
+        messages: Sequence[AgentMessage] = (),
         thinking_level: str = "off",
-        convert_to_llm: Callable[[list[dict[str, Any]]], Any] = default_convert_to_llm,
-        transform_context: Callable[[list[dict[str, Any]], Any], Awaitable[list[dict[str, Any]]]]
-        | None = None,
+        convert_to_llm: ConvertToLlm = default_convert_to_llm,
+        transform_context: TransformContext | None = None,
+        # the tool and its arguments before/after validation: tool arguments are open JSON
         validate_arguments: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None,
         tool_execution: Literal["parallel", "sequential"] = "parallel",
         steering_mode: QueueMode = "one-at-a-time",
@@ -115,9 +141,15 @@ class Agent:
         self.session_id = session_id
         #: redact known secret values in everything a run records or emits (see pi_nb.redaction)
         self.redact_secrets = True
-        self.before_tool_call: Callable[..., Awaitable[Any]] | None = None
-        self.after_tool_call: Callable[..., Awaitable[Any]] | None = None
-        self.should_stop_after_turn: Callable[[TurnSnapshot], Any] | None = None
+        self.before_tool_call: (
+            Callable[[BeforeToolCallContext, SupportsAbort | None], Awaitable[BeforeToolCallResult | None]]
+            | None
+        ) = None
+        self.after_tool_call: (
+            Callable[[AfterToolCallContext, SupportsAbort | None], Awaitable[AfterToolCallResult | None]]
+            | None
+        ) = None
+        self.should_stop_after_turn: Callable[[TurnSnapshot], Awaitable[bool] | bool] | None = None
         self.prepare_next_turn: (
             Callable[[TurnSnapshot, AbortSignal | None], Awaitable[NextTurnSnapshot | None]] | None
         ) = None
@@ -129,10 +161,10 @@ class Agent:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def steer(self, message: dict[str, Any]) -> None:
+    def steer(self, message: AgentMessage) -> None:
         self.steering_queue.enqueue(message)
 
-    def follow_up(self, message: dict[str, Any]) -> None:
+    def follow_up(self, message: AgentMessage) -> None:
         self.follow_up_queue.enqueue(message)
 
     def clear_all_queues(self) -> None:
@@ -166,15 +198,15 @@ class Agent:
 
     # -- runs ------------------------------------------------------------------------------------
     async def prompt(
-        self, input: str | dict[str, Any] | Sequence[dict[str, Any]], images: Sequence[dict[str, Any]] = ()
+        self, input: str | AgentMessage | Sequence[AgentMessage], images: Sequence[ImageContent] = ()
     ) -> None:
         if self._run is not None:
             raise AgentError(
                 "Agent is already processing a prompt. Use steer() or follow_up() to queue messages, or wait for completion."
             )
         if isinstance(input, str):
-            content: list[dict[str, Any]] = [{"type": "text", "text": input}, *images]
-            messages: list[dict[str, Any]] = [{"role": "user", "content": content, "timestamp": now_ms()}]
+            content: list[TextContent | ImageContent] = [{"type": "text", "text": input}, *images]
+            messages: list[AgentMessage] = [{"role": "user", "content": content, "timestamp": now_ms()}]
         elif isinstance(input, dict):
             messages = [input]
         else:
@@ -202,7 +234,7 @@ class Agent:
         )
 
     async def _run_prompt_messages(
-        self, messages: list[dict[str, Any]], *, skip_initial_steering_poll: bool = False
+        self, messages: list[AgentMessage], *, skip_initial_steering_poll: bool = False
     ) -> None:
         await self._with_lifecycle(
             lambda signal: run_agent_loop(
@@ -216,13 +248,13 @@ class Agent:
     def _config(self, skip_initial_steering_poll: bool = False) -> AgentLoopConfig:
         skip = [skip_initial_steering_poll]
 
-        async def steering() -> list[dict[str, Any]]:
+        async def steering() -> list[AgentMessage]:
             if skip[0]:
                 skip[0] = False
                 return []
             return self.steering_queue.drain()
 
-        async def follow_ups() -> list[dict[str, Any]]:
+        async def follow_ups() -> list[AgentMessage]:
             return self.follow_up_queue.drain()
 
         prepare = None
@@ -271,13 +303,13 @@ class Agent:
 
     async def _handle_failure(self, error: BaseException, aborted: bool) -> None:
         model = self.state.model
-        failure = {
+        failure: AssistantMessage = {
             "role": "assistant",
             "content": [{"type": "text", "text": ""}],
             "api": model.api,
             "provider": model.provider,
             "model": model.id,
-            "usage": empty_usage(),
+            "usage": _usage(empty_usage()),
             "stopReason": "aborted" if aborted else "error",
             "errorMessage": redact(str(error) or type(error).__name__)
             if self.redact_secrets
@@ -289,22 +321,22 @@ class Agent:
         await self._process({"type": "turn_end", "message": failure, "toolResults": []})
         await self._process({"type": "agent_end", "messages": [failure]})
 
-    async def _process(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        if kind in ("message_start", "message_update"):
+    async def _process(self, event: AgentEvent) -> None:
+        # the tests are on event["type"] itself, so that mypy narrows the event union by its tag
+        if event["type"] in ("message_start", "message_update"):
             self.state.streaming_message = event["message"]
-        elif kind == "message_end":
+        elif event["type"] == "message_end":
             self.state.streaming_message = None
             self.state.messages.append(event["message"])
-        elif kind == "tool_execution_start":
+        elif event["type"] == "tool_execution_start":
             self.state.pending_tool_calls = {*self.state.pending_tool_calls, event["toolCallId"]}
-        elif kind == "tool_execution_end":
+        elif event["type"] == "tool_execution_end":
             self.state.pending_tool_calls = self.state.pending_tool_calls - {event["toolCallId"]}
-        elif kind == "turn_end":
+        elif event["type"] == "turn_end":
             msg = event["message"]
             if msg.get("role") == "assistant" and msg.get("errorMessage"):
                 self.state.error_message = msg["errorMessage"]
-        elif kind == "agent_end":
+        elif event["type"] == "agent_end":
             self.state.streaming_message = None
         signal = self.signal
         if signal is None:

@@ -32,24 +32,56 @@ import copy
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, TypeGuard, TypeVar, cast
 
+from pi_nb.agent.events import (
+    AfterToolCallContext,
+    AfterToolCallResult,
+    AgentEvent,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+    ToolExecutionUpdateEvent,
+    ToolResult,
+)
 from pi_nb.errors import AgentError, PiNbError
-from pi_nb.providers.base import Context, Model, StreamOptions, SupportsAbort, ToolSchema, now_ms
+from pi_nb.messages import (
+    AgentMessage,
+    AssistantMessage,
+    Message,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+)
+from pi_nb.providers.base import (
+    AssistantMessageEvent,
+    Context,
+    Model,
+    StreamOptions,
+    SupportsAbort,
+    ToolSchema,
+    now_ms,
+)
 from pi_nb.redaction import redact_message, redact_partial_result
 
 __all__ = [
     "TRUNCATED_TOOL_CALL_TEXT",
     "AgentContext",
+    "AgentEvent",
     "AgentLoopConfig",
+    "Emit",
     "NextTurnSnapshot",
     "TurnSnapshot",
     "run_agent_loop",
     "run_agent_loop_continue",
 ]
 
-AgentEvent = dict[str, Any]
+#: What the loop calls with each :data:`~pi_nb.agent.events.AgentEvent` (may be async).
 Emit = Callable[[AgentEvent], Awaitable[None] | None]
+
+_T = TypeVar("_T")
+_M = TypeVar("_M", bound=Mapping[str, Any])
 
 TRUNCATED_TOOL_CALL_TEXT = (
     'Tool call "{name}" was not executed: the response hit the output token limit, so its arguments '
@@ -62,7 +94,7 @@ class AgentContext:
     """``AgentContext {systemPrompt, messages, tools}``: ``messages`` are AgentMessages (custom roles allowed)."""
 
     system_prompt: str
-    messages: list[dict[str, Any]]
+    messages: list[AgentMessage]
     tools: list[Any] = field(default_factory=list)
 
 
@@ -70,10 +102,10 @@ class AgentContext:
 class TurnSnapshot:
     """What ``prepare_next_turn`` and ``should_stop_after_turn`` see of the turn that just ended."""
 
-    message: dict[str, Any]
-    tool_results: list[dict[str, Any]]
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
     context: AgentContext
-    new_messages: list[dict[str, Any]]
+    new_messages: list[AgentMessage]
 
 
 @dataclass(frozen=True)
@@ -90,22 +122,21 @@ class AgentLoopConfig:
     """``AgentLoopConfig``: the model, the conversion hooks and the queues the loop polls."""
 
     model: Model
-    convert_to_llm: Callable[
-        [list[dict[str, Any]]], Sequence[dict[str, Any]] | Awaitable[Sequence[dict[str, Any]]]
-    ]
+    convert_to_llm: Callable[[list[AgentMessage]], Sequence[Message] | Awaitable[Sequence[Message]]]
     transform_context: (
-        Callable[[list[dict[str, Any]], SupportsAbort | None], Awaitable[list[dict[str, Any]]]] | None
+        Callable[[list[AgentMessage], SupportsAbort | None], Awaitable[list[AgentMessage]]] | None
     ) = None
-    get_steering_messages: Callable[[], Awaitable[list[dict[str, Any]]]] | None = None
-    get_follow_up_messages: Callable[[], Awaitable[list[dict[str, Any]]]] | None = None
+    get_steering_messages: Callable[[], Awaitable[list[AgentMessage]]] | None = None
+    get_follow_up_messages: Callable[[], Awaitable[list[AgentMessage]]] | None = None
     prepare_next_turn: Callable[[TurnSnapshot], Awaitable[NextTurnSnapshot | None]] | None = None
     should_stop_after_turn: Callable[[TurnSnapshot], Awaitable[bool] | bool] | None = None
     before_tool_call: (
-        Callable[[dict[str, Any], SupportsAbort | None], Awaitable[Mapping[str, Any] | None]] | None
+        Callable[[BeforeToolCallContext, SupportsAbort | None], Awaitable[BeforeToolCallResult | None]] | None
     ) = None
     after_tool_call: (
-        Callable[[dict[str, Any], SupportsAbort | None], Awaitable[Mapping[str, Any] | None]] | None
+        Callable[[AfterToolCallContext, SupportsAbort | None], Awaitable[AfterToolCallResult | None]] | None
     ) = None
+    # the tool and its arguments before/after validation: tool arguments are open JSON
     validate_arguments: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None
     tool_execution: Literal["parallel", "sequential"] = "parallel"
     reasoning: str | None = None
@@ -116,8 +147,27 @@ class AgentLoopConfig:
     """Redact known secret values (see :mod:`pi_nb.redaction`) in everything the loop records or emits."""
 
 
-def _clean(config: AgentLoopConfig, value: Any) -> Any:
-    return redact_message(value) if config.redact_secrets else value
+def _clean(config: AgentLoopConfig, value: _T) -> _T:
+    """``value`` with known secrets redacted (copy-on-write, so the same shape and type)."""
+    if not config.redact_secrets:
+        return value
+    redacted: _T = redact_message(value)
+    return redacted
+
+
+def _copy(value: _M) -> _M:
+    """``dict(value)``: a new top-level dict with the same keys (a TypedDict keeps its type)."""
+    return cast(_M, dict(value))
+
+
+def _assistant(value: Mapping[str, Any]) -> AssistantMessage:
+    """A provider's streamed or final message, taken as Pi's ``AssistantMessage`` (the model
+    builds it; the loop does not validate it, as Pi does not)."""
+    return cast(AssistantMessage, value)
+
+
+def _is_tool_call(block: TextContent | ThinkingContent | ToolCall) -> TypeGuard[ToolCall]:
+    return block.get("type") == "toolCall"
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -131,15 +181,15 @@ async def _emit(emit: Emit, event: AgentEvent) -> None:
 
 
 async def run_agent_loop(
-    prompts: Sequence[dict[str, Any]],
+    prompts: Sequence[AgentMessage],
     context: AgentContext,
     config: AgentLoopConfig,
     emit: Emit,
     signal: SupportsAbort | None = None,
-) -> list[dict[str, Any]]:
+) -> list[AgentMessage]:
     """``runAgentLoop``: start a run with new prompt messages; returns the run's new messages."""
     prompts = [_clean(config, p) for p in prompts]
-    new_messages: list[dict[str, Any]] = list(prompts)
+    new_messages: list[AgentMessage] = list(prompts)
     current = replace(context, messages=[*context.messages, *prompts])
     await _emit(emit, {"type": "agent_start"})
     await _emit(emit, {"type": "turn_start"})
@@ -155,13 +205,13 @@ async def run_agent_loop_continue(
     config: AgentLoopConfig,
     emit: Emit,
     signal: SupportsAbort | None = None,
-) -> list[dict[str, Any]]:
+) -> list[AgentMessage]:
     """``runAgentLoopContinue``: resume from the context (retries); the last message must not be an assistant's."""
     if not context.messages:
         raise AgentError("Cannot continue: no messages in context")
     if context.messages[-1].get("role") == "assistant":
         raise AgentError("Cannot continue from message role: assistant")
-    new_messages: list[dict[str, Any]] = []
+    new_messages: list[AgentMessage] = []
     current = replace(context)
     await _emit(emit, {"type": "agent_start"})
     await _emit(emit, {"type": "turn_start"})
@@ -169,7 +219,7 @@ async def run_agent_loop_continue(
     return new_messages
 
 
-async def _poll(getter: Callable[[], Awaitable[list[dict[str, Any]]]] | None) -> list[dict[str, Any]]:
+async def _poll(getter: Callable[[], Awaitable[list[AgentMessage]]] | None) -> list[AgentMessage]:
     if getter is None:
         return []
     return list(await getter() or [])
@@ -177,7 +227,7 @@ async def _poll(getter: Callable[[], Awaitable[list[dict[str, Any]]]] | None) ->
 
 async def _run_loop(
     current: AgentContext,
-    new_messages: list[dict[str, Any]],
+    new_messages: list[AgentMessage],
     config: AgentLoopConfig,
     signal: SupportsAbort | None,
     emit: Emit,
@@ -218,8 +268,8 @@ async def _run_loop(
                 await _emit(emit, {"type": "agent_end", "messages": new_messages})
                 return
 
-            tool_calls = [c for c in message.get("content") or [] if c.get("type") == "toolCall"]
-            tool_results: list[dict[str, Any]] = []
+            tool_calls = [c for c in message.get("content") or [] if _is_tool_call(c)]
+            tool_results: list[ToolResultMessage] = []
             has_more_tool_calls = False
             if tool_calls:
                 if message.get("stopReason") == "length":
@@ -249,7 +299,7 @@ async def _run_loop(
     await _emit(emit, {"type": "agent_end", "messages": new_messages})
 
 
-_UPDATE_EVENTS = {
+_UPDATE_EVENTS = {  # the streaming events that carry a new partial message
     "text_start",
     "text_delta",
     "text_end",
@@ -264,7 +314,7 @@ _UPDATE_EVENTS = {
 
 async def _stream_assistant_response(
     context: AgentContext, config: AgentLoopConfig, signal: SupportsAbort | None, emit: Emit
-) -> dict[str, Any]:
+) -> AssistantMessage:
     messages = context.messages
     if config.transform_context is not None:
         messages = await config.transform_context(messages, signal)
@@ -280,36 +330,40 @@ async def _stream_assistant_response(
         session_id=config.session_id,
         temperature=config.temperature,
     )
-    partial: dict[str, Any] | None = None
+    partial: AssistantMessage | None = None
     added_partial = False
-    final: dict[str, Any] | None = None
+    final: AssistantMessage | None = None
     async for event in config.model.stream(llm_context, options):
-        kind = event["type"]
-        if kind == "start":
-            partial = event["partial"]
+        # the tests are on event["type"] itself, so that mypy narrows the event union by its tag
+        if event["type"] == "done":
+            final = _clean(config, _assistant(event["message"]))
+            break
+        if event["type"] == "error":
+            final = _clean(config, _assistant(event["error"]))
+            break
+        if event["type"] == "start":
+            partial = _assistant(event["partial"])
             context.messages.append(partial)
             added_partial = True
-            await _emit(emit, {"type": "message_start", "message": _clean(config, dict(partial))})
-        elif kind in _UPDATE_EVENTS:
+            await _emit(emit, {"type": "message_start", "message": _clean(config, _copy(partial))})
+        elif event["type"] in _UPDATE_EVENTS:
             if partial is not None:
-                partial = event["partial"]
+                partial = _assistant(event["partial"])
                 context.messages[-1] = partial
-                shown = _clean(config, dict(partial))
+                shown = _clean(config, _copy(partial))
+                shown_event: AssistantMessageEvent = event
                 if shown is not partial and config.redact_secrets:
-                    event = _clean(config, dict(event))
+                    shown_event = _clean(config, _copy(event))
                 await _emit(
-                    emit, {"type": "message_update", "assistantMessageEvent": event, "message": shown}
+                    emit, {"type": "message_update", "assistantMessageEvent": shown_event, "message": shown}
                 )
-        elif kind in ("done", "error"):
-            final = _clean(config, event["message"] if kind == "done" else event["error"])
-            break
     if final is None:
         raise PiNbError(f"{config.model!r} ended its stream without a done or error event")
     if added_partial:
         context.messages[-1] = final
     else:
         context.messages.append(final)
-        await _emit(emit, {"type": "message_start", "message": dict(final)})
+        await _emit(emit, {"type": "message_start", "message": _copy(final)})
     await _emit(emit, {"type": "message_end", "message": final})
     return final
 
@@ -317,55 +371,71 @@ async def _stream_assistant_response(
 # --- tools ------------------------------------------------------------------------------------
 
 
-def _error_result(message: str) -> dict[str, Any]:
+def _error_result(message: str) -> ToolResult:
     return {"content": [{"type": "text", "text": message}], "details": {}}
 
 
-def _result_dict(result: Any) -> dict[str, Any]:
+def _result_dict(result: Any) -> ToolResult:
     """Tools may return a mapping or an object with ``content``/``details`` (``AgentToolResult``)."""
     if isinstance(result, Mapping):
-        return dict(result)
-    out: dict[str, Any] = {
+        # the tool's own mapping, passed on as it is (Pi does not validate a tool's result either)
+        return cast(ToolResult, dict(result))
+    out: ToolResult = {
         "content": getattr(result, "content", None),
         "details": getattr(result, "details", None),
     }
-    for attr, key in (("usage", "usage"), ("terminate", "terminate"), ("added_tool_names", "addedToolNames")):
-        value = getattr(result, attr, None)
-        if value is not None:
-            out[key] = value
+    usage = getattr(result, "usage", None)
+    if usage is not None:
+        out["usage"] = usage
+    terminate = getattr(result, "terminate", None)
+    if terminate is not None:
+        out["terminate"] = terminate
+    added_tool_names = getattr(result, "added_tool_names", None)
+    if added_tool_names is not None:
+        out["addedToolNames"] = added_tool_names
     return out
 
 
 @dataclass
 class _Finalized:
-    tool_call: dict[str, Any]
-    result: dict[str, Any]
+    tool_call: ToolCall
+    result: ToolResult
     is_error: bool
 
 
 @dataclass
 class _Prepared:
-    tool_call: dict[str, Any]
+    tool_call: ToolCall
     tool: Any
-    args: dict[str, Any]
+    args: dict[str, Any]  # validated tool arguments: open JSON
 
 
-def _tool_result_message(f: _Finalized) -> dict[str, Any]:
-    msg: dict[str, Any] = {
+class _ResultExtras(TypedDict, total=False):
+    """The optional keys of a tool result message, in Pi's order (between ``content`` and ``isError``)."""
+
+    details: Any
+    usage: Usage
+    addedToolNames: list[str]
+
+
+def _tool_result_message(f: _Finalized) -> ToolResultMessage:
+    extras: _ResultExtras = {}
+    if f.result.get("details") is not None:
+        extras["details"] = f.result["details"]
+    if f.result.get("usage") is not None:
+        extras["usage"] = f.result["usage"]
+    if f.result.get("addedToolNames"):
+        extras["addedToolNames"] = f.result["addedToolNames"]
+    content = f.result.get("content")
+    return {
         "role": "toolResult",
         "toolCallId": f.tool_call.get("id"),
         "toolName": f.tool_call.get("name"),
-        "content": f.result.get("content") if f.result.get("content") is not None else [],
+        "content": content if content is not None else [],
+        **extras,
+        "isError": f.is_error,
+        "timestamp": now_ms(),
     }
-    if f.result.get("details") is not None:
-        msg["details"] = f.result["details"]
-    if f.result.get("usage") is not None:
-        msg["usage"] = f.result["usage"]
-    if f.result.get("addedToolNames"):
-        msg["addedToolNames"] = f.result["addedToolNames"]
-    msg["isError"] = f.is_error
-    msg["timestamp"] = now_ms()
-    return msg
 
 
 async def _emit_execution_end(f: _Finalized, emit: Emit) -> None:
@@ -381,12 +451,12 @@ async def _emit_execution_end(f: _Finalized, emit: Emit) -> None:
     )
 
 
-async def _emit_result_message(msg: dict[str, Any], emit: Emit) -> None:
+async def _emit_result_message(msg: ToolResultMessage, emit: Emit) -> None:
     await _emit(emit, {"type": "message_start", "message": msg})
     await _emit(emit, {"type": "message_end", "message": msg})
 
 
-async def _emit_execution_start(tool_call: dict[str, Any], emit: Emit) -> None:
+async def _emit_execution_start(tool_call: ToolCall, emit: Emit) -> None:
     await _emit(
         emit,
         {
@@ -399,8 +469,8 @@ async def _emit_execution_start(tool_call: dict[str, Any], emit: Emit) -> None:
 
 
 async def _fail_truncated_tool_calls(
-    tool_calls: list[dict[str, Any]], emit: Emit
-) -> tuple[list[dict[str, Any]], bool]:
+    tool_calls: list[ToolCall], emit: Emit
+) -> tuple[list[ToolResultMessage], bool]:
     messages = []
     for call in tool_calls:
         await _emit_execution_start(call, emit)
@@ -418,12 +488,12 @@ def _terminates(finalized: Sequence[_Finalized]) -> bool:
 
 async def _execute_tool_calls(
     context: AgentContext,
-    assistant: dict[str, Any],
+    assistant: AssistantMessage,
     config: AgentLoopConfig,
     signal: SupportsAbort | None,
     emit: Emit,
-) -> tuple[list[dict[str, Any]], bool]:
-    calls = [c for c in assistant.get("content") or [] if c.get("type") == "toolCall"]
+) -> tuple[list[ToolResultMessage], bool]:
+    calls = [c for c in assistant.get("content") or [] if _is_tool_call(c)]
     by_name = {t.name: t for t in context.tools}
     sequential = config.tool_execution == "sequential" or any(
         getattr(by_name.get(c.get("name")), "execution_mode", None) == "sequential" for c in calls
@@ -435,12 +505,12 @@ async def _execute_tool_calls(
 
 async def _execute_sequential(
     context: AgentContext,
-    assistant: dict[str, Any],
-    calls: list[dict[str, Any]],
+    assistant: AssistantMessage,
+    calls: list[ToolCall],
     config: AgentLoopConfig,
     signal: SupportsAbort | None,
     emit: Emit,
-) -> tuple[list[dict[str, Any]], bool]:
+) -> tuple[list[ToolResultMessage], bool]:
     finalized_calls: list[_Finalized] = []
     messages = []
     for call in calls:
@@ -463,12 +533,12 @@ async def _execute_sequential(
 
 async def _execute_parallel(
     context: AgentContext,
-    assistant: dict[str, Any],
-    calls: list[dict[str, Any]],
+    assistant: AssistantMessage,
+    calls: list[ToolCall],
     config: AgentLoopConfig,
     signal: SupportsAbort | None,
     emit: Emit,
-) -> tuple[list[dict[str, Any]], bool]:
+) -> tuple[list[ToolResultMessage], bool]:
     entries: list[_Finalized | Callable[[], Awaitable[_Finalized]]] = []
     for call in calls:
         await _emit_execution_start(call, emit)
@@ -480,7 +550,7 @@ async def _execute_parallel(
                 break
             continue
 
-        def make_runner(p: _Prepared, c: dict[str, Any]) -> Callable[[], Awaitable[_Finalized]]:
+        def make_runner(p: _Prepared, c: ToolCall) -> Callable[[], Awaitable[_Finalized]]:
             async def run() -> _Finalized:
                 if signal is not None and signal.aborted:
                     f = _Finalized(c, _error_result("Operation aborted"), True)
@@ -515,8 +585,8 @@ def _message_of(error: BaseException) -> str:
 
 async def _prepare_tool_call(
     context: AgentContext,
-    assistant: dict[str, Any],
-    call: dict[str, Any],
+    assistant: AssistantMessage,
+    call: ToolCall,
     config: AgentLoopConfig,
     signal: SupportsAbort | None,
 ) -> _Finalized | _Prepared:
@@ -527,9 +597,9 @@ async def _prepare_tool_call(
         prepared_call = call
         prepare = getattr(tool, "prepare_arguments", None)
         if prepare is not None:
-            args = prepare(call.get("arguments"))
-            if args is not call.get("arguments"):
-                prepared_call = {**call, "arguments": args}
+            shimmed = prepare(call.get("arguments"))
+            if shimmed is not call.get("arguments"):
+                prepared_call = {**call, "arguments": shimmed}
         raw_args = prepared_call.get("arguments") or {}
         args = config.validate_arguments(tool, raw_args) if config.validate_arguments else dict(raw_args)
         if config.before_tool_call is not None:
@@ -552,14 +622,14 @@ async def _prepare_tool_call(
 
 async def _execute_prepared(
     p: _Prepared, signal: SupportsAbort | None, emit: Emit, config: AgentLoopConfig
-) -> tuple[dict[str, Any], bool]:
+) -> tuple[ToolResult, bool]:
     pending_updates: list[Awaitable[None]] = []
     accepting = True
 
     def on_update(partial: Any) -> None:
         if not accepting:
             return
-        event = {
+        event: ToolExecutionUpdateEvent = {
             "type": "tool_execution_update",
             "toolCallId": p.tool_call.get("id"),
             "toolName": p.tool_call.get("name"),
@@ -581,9 +651,9 @@ async def _execute_prepared(
 
 async def _finalize_executed(
     context: AgentContext,
-    assistant: dict[str, Any],
+    assistant: AssistantMessage,
     p: _Prepared,
-    executed: tuple[dict[str, Any], bool],
+    executed: tuple[ToolResult, bool],
     config: AgentLoopConfig,
     signal: SupportsAbort | None,
 ) -> _Finalized:
@@ -603,9 +673,14 @@ async def _finalize_executed(
             )
             if after:
                 result = {**result}
-                for key in ("content", "details", "usage", "terminate"):
-                    if after.get(key) is not None:
-                        result[key] = after[key]
+                if after.get("content") is not None:
+                    result["content"] = after["content"]
+                if after.get("details") is not None:
+                    result["details"] = after["details"]
+                if after.get("usage") is not None:
+                    result["usage"] = after["usage"]
+                if after.get("terminate") is not None:
+                    result["terminate"] = after["terminate"]
                 if after.get("isError") is not None:
                     is_error = bool(after["isError"])
         except Exception as error:

@@ -18,7 +18,8 @@ It ties the pieces together exactly where Pi does:
 
 One async core (``await session.prompt(...)``); :meth:`AgentSession.run` is the sync wrapper for
 scripts. Events go to :meth:`subscribe` listeners: the agent's events plus ``compaction_start`` /
-``compaction_end``, ``session_tree`` and ``queue_update``.
+``compaction_end``, ``turn_notice``, ``session_tree``, ``queue_update`` and ``extension_error``
+(the union :data:`~pi_nb.agent.events.AgentSessionEvent`, tagged by ``type``).
 """
 
 from __future__ import annotations
@@ -28,10 +29,17 @@ import copy
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict, TypeGuard, cast
 
 from pi_nb._js import js_stringify
 from pi_nb.agent.agent import Agent
+from pi_nb.agent.events import (
+    AgentEvent,
+    AgentSessionEvent,
+    CompactionEvent,
+    SimpleHookEvent,
+    TurnNoticeEvent,
+)
 from pi_nb.agent.loop import NextTurnSnapshot, TurnSnapshot
 from pi_nb.compaction import (
     CompactionOutcome,
@@ -45,7 +53,19 @@ from pi_nb.compaction import (
 )
 from pi_nb.compaction.settings import CompactionSettings, validate_reserve_for_window
 from pi_nb.errors import AgentError, PiNbError
-from pi_nb.messages import convert_to_llm, js_date_ms
+from pi_nb.messages import (
+    AgentMessage,
+    AssistantMessage,
+    CustomMessage,
+    ImageContent,
+    Message,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    UserMessage,
+    convert_to_llm,
+    js_date_ms,
+)
 from pi_nb.providers.base import (
     Context,
     Model,
@@ -55,11 +75,13 @@ from pi_nb.providers.base import (
     validate_thinking_level,
 )
 from pi_nb.redaction import RedactingBashOperations, redact, redact_message, register_model_secrets
+from pi_nb.resources.context_files import ContextFile
 from pi_nb.resources.loader import ResourceLoader
 from pi_nb.resources.settings import SettingsManager
 from pi_nb.session.context import get_latest_compaction_entry
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.paths import get_agent_dir
+from pi_nb.session.types import BranchSummaryEntry
 from pi_nb.system_prompt import build_system_prompt, collect_tool_prompt_options
 from pi_nb.tokens import calculate_context_tokens, estimate_context_tokens, estimate_tokens
 from pi_nb.tools import (
@@ -71,12 +93,18 @@ from pi_nb.tools import (
 )
 from pi_nb.tools.base import AbortSignal
 
+if TYPE_CHECKING:  # imported where used, as before (the trust and skills modules load lazily)
+    from pi_nb.resources.skills import Skill
+    from pi_nb.resources.trust import TrustAsk
+
 __all__ = [
     "OVERFLOW_RECOVERY_FAILED",
     "TRUNCATED_RECOVERY_FAILED",
     "TURN_NOTICE_CODES",
     "AgentSession",
+    "ContextUsage",
     "PromptResult",
+    "PromptUsage",
     "SessionHooks",
 ]
 
@@ -102,7 +130,55 @@ _REMEDIES = (
     "narrower result (read with offset/limit, a command piped through head or tail)"
 )
 
-Listener = Callable[[dict[str, Any]], Any]
+Listener = Callable[[AgentSessionEvent], Any]
+
+
+def _is_assistant(message: AgentMessage) -> TypeGuard[AssistantMessage]:
+    return message.get("role") == "assistant"
+
+
+def _is_custom(message: AgentMessage) -> TypeGuard[CustomMessage]:
+    return message.get("role") == "custom"
+
+
+def _is_text(block: TextContent | ThinkingContent | ToolCall) -> TypeGuard[TextContent]:
+    return block.get("type") == "text"
+
+
+class PromptUsage(TypedDict):
+    """:attr:`PromptResult.usage`: the token counts of a prompt's assistant messages, summed."""
+
+    input: int
+    output: int
+    cacheRead: int
+    cacheWrite: int
+    totalTokens: int
+
+
+class ContextUsage(TypedDict):
+    """:meth:`AgentSession.get_context_usage`: ``{tokens, usageTokens, trailingTokens, contextWindow,
+    threshold, percent, messageTokens}`` (``percent`` is ``None`` for a window of 0)."""
+
+    tokens: int
+    usageTokens: int
+    trailingTokens: int
+    contextWindow: int
+    threshold: int
+    percent: float | None
+    messageTokens: list[int]
+
+
+class _SystemPromptOptions(TypedDict):
+    """The keyword arguments the session passes to :func:`~pi_nb.system_prompt.build_system_prompt`."""
+
+    cwd: str
+    custom_prompt: str | None
+    selected_tools: list[str]
+    tool_snippets: dict[str, str]
+    prompt_guidelines: list[str]
+    append_system_prompt: str | None
+    context_files: list[ContextFile]
+    skills: list[Skill]
 
 
 class SessionHooks(HookRunner):
@@ -124,7 +200,7 @@ class SessionHooks(HookRunner):
         "project_trust",
     )
 
-    async def emit_simple(self, event_type: str, event: dict[str, Any]) -> list[Any]:
+    async def emit_simple(self, event_type: str, event: SimpleHookEvent) -> list[Any]:
         from pi_nb.compaction.hooks import HookError
 
         results = []
@@ -146,10 +222,11 @@ class SessionHooks(HookRunner):
 class PromptResult:
     """What one ``prompt()`` produced: the new messages and entries, in order."""
 
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[AgentMessage] = field(default_factory=list)
     entry_ids: list[str] = field(default_factory=list)
+    # CompactionOutcome.to_dict() of each compaction (its shape belongs to pi_nb.compaction)
     compactions: list[dict[str, Any]] = field(default_factory=list)
-    notices: list[dict[str, Any]] = field(default_factory=list)
+    notices: list[TurnNoticeEvent] = field(default_factory=list)
     """``turn_notice`` events of this prompt: ``{type, level, code, message}`` (codes: TURN_NOTICE_CODES)."""
     error: str | None = None
     """Why the turn failed, or ``None``: a session-level stop (compaction limit, no room, a failed
@@ -166,24 +243,33 @@ class PromptResult:
         return "ok"
 
     @property
-    def last_assistant(self) -> dict[str, Any] | None:
-        return next((m for m in reversed(self.messages) if m.get("role") == "assistant"), None)
+    def last_assistant(self) -> AssistantMessage | None:
+        return next((m for m in reversed(self.messages) if _is_assistant(m)), None)
 
     @property
     def text(self) -> str:
         msg = self.last_assistant
         if msg is None:
             return ""
-        return "".join(b.get("text", "") for b in msg.get("content") or [] if b.get("type") == "text")
+        return "".join(b.get("text", "") for b in msg.get("content") or [] if _is_text(b))
 
     @property
-    def usage(self) -> dict[str, int]:
-        total = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+    def usage(self) -> PromptUsage:
+        total: PromptUsage = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
         for m in self.messages:
-            if m.get("role") == "assistant" and m.get("usage"):
-                for k in total:
-                    total[k] += int(m["usage"].get(k) or 0)
+            if _is_assistant(m) and m.get("usage"):
+                usage = m["usage"]
+                total["input"] += _count(usage, "input")
+                total["output"] += _count(usage, "output")
+                total["cacheRead"] += _count(usage, "cacheRead")
+                total["cacheWrite"] += _count(usage, "cacheWrite")
+                total["totalTokens"] += _count(usage, "totalTokens")
         return total
+
+
+def _count(usage: Mapping[str, Any], key: str) -> int:
+    """``int(usage[key] or 0)``: a usage read from a session file may lack a count (or hold a string)."""
+    return int(usage.get(key) or 0)
 
 
 class _BoundTool:
@@ -230,7 +316,7 @@ class AgentSession:
         thinking_level: str | None = None,
         hooks: SessionHooks | None = None,
         project_trusted: bool | None = None,
-        ask: Callable[[Any], Any] | None = None,
+        ask: TrustAsk | None = None,
     ) -> None:
         self.session_manager = session_manager
         self.cwd = session_manager.get_cwd()
@@ -279,7 +365,7 @@ class AgentSession:
         self.agent.subscribe(self._handle_agent_event)
         self._listeners: list[Listener] = []
         self._overflow_recovery_attempted = False
-        self._last_assistant: dict[str, Any] | None = None
+        self._last_assistant: AssistantMessage | None = None
         self._compacting = False
         self._compaction_controller: AbortSignal | None = None
         self._system_prompt_override: str | None = None
@@ -292,12 +378,12 @@ class AgentSession:
         self._write_error: BaseException | None = None
         self.set_active_tools(list(active_tools) if active_tools is not None else list(DEFAULT_ACTIVE_TOOLS))
         if has_entries:
-            self.agent.state.messages = _dicts(context.messages)
+            self.agent.state.messages = list(context.messages)
         else:
             session_manager.append_model_change(model.provider, model.id)
             session_manager.append_thinking_level_change(level)
 
-    def _resolve_project_trust(self, ask: Callable[[Any], Any] | None) -> bool:
+    def _resolve_project_trust(self, ask: TrustAsk | None) -> bool:
         """Pi's resolution order: no project resources -> trusted; ``project_trust`` hooks;
         the saved decision; ``defaultProjectTrust`` from the global settings; then ``ask`` (a
         callable given the :class:`~pi_nb.resources.trust.TrustPrompt`), and with no way to ask,
@@ -323,7 +409,7 @@ class AgentSession:
         return self.agent.state.thinking_level
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[AgentMessage]:
         return self.agent.state.messages
 
     @property
@@ -356,13 +442,17 @@ class AgentSession:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def _emit(self, event: dict[str, Any]) -> None:
+    def _emit(self, event: AgentSessionEvent) -> None:
         for listener in list(self._listeners):
             listener(event)
 
-    def _emit_own(self, event: dict[str, Any]) -> None:
+    def _emit_own(self, event: AgentSessionEvent) -> None:
         """An event the session makes itself (compaction, hooks, notices): redacted before it is shown."""
         self._emit(redact_message(event))
+
+    def _emit_compaction(self, event: Mapping[str, Any]) -> None:
+        """``run_compaction``'s ``emit``: its events are ``compaction_start`` / ``compaction_end``."""
+        self._emit_own(cast(CompactionEvent, event))
 
     def _notice(
         self, level: Literal["error", "warning"], code: str, message: str, *, once: bool = False
@@ -371,7 +461,12 @@ class AgentSession:
         if once and code in self._noticed:
             return
         self._noticed.add(code)
-        event = {"type": "turn_notice", "level": level, "code": code, "message": redact(message)}
+        event: TurnNoticeEvent = {
+            "type": "turn_notice",
+            "level": level,
+            "code": code,
+            "message": redact(message),
+        }
         if self._collector is not None:
             self._collector.notices.append(event)
         if level == "error" and self._turn_error is None:
@@ -424,7 +519,7 @@ class AgentSession:
             session_file=self.session_file,
         )
 
-    def _loader_skills(self) -> list[Any]:
+    def _loader_skills(self) -> list[Skill]:
         return list(self.resource_loader.get_skills().skills)
 
     def _rebuild_system_prompt(self, tool_names: Sequence[str]) -> str:
@@ -437,7 +532,7 @@ class AgentSession:
         loader = self.resource_loader
         append = list(loader.get_append_system_prompt())
         agents = loader.get_agents_files()
-        self._system_prompt_options: dict[str, Any] = {
+        self._system_prompt_options: _SystemPromptOptions = {
             "cwd": self.cwd,
             "custom_prompt": loader.get_system_prompt(),
             "selected_tools": valid,
@@ -470,10 +565,10 @@ class AgentSession:
         return parts
 
     # -- conversion hooks ---------------------------------------------------------------------------
-    def _convert_to_llm(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return _dicts(convert_to_llm(messages, block_images=bool(self.settings.get_block_images())))
+    def _convert_to_llm(self, messages: list[AgentMessage]) -> list[Message]:
+        return convert_to_llm(messages, block_images=bool(self.settings.get_block_images()))
 
-    async def _transform_context(self, messages: list[dict[str, Any]], signal: Any) -> list[dict[str, Any]]:
+    async def _transform_context(self, messages: list[AgentMessage], signal: Any) -> list[AgentMessage]:
         if not self.hooks.has_handlers("context"):
             return messages
         current = copy.deepcopy(messages)
@@ -489,18 +584,17 @@ class AgentSession:
         return current
 
     # -- events / persistence -------------------------------------------------------------------
-    async def _handle_agent_event(self, event: dict[str, Any], signal: AbortSignal) -> None:
-        kind = event["type"]
-        if kind == "message_start" and event["message"].get("role") == "user":
+    async def _handle_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
+        if event["type"] == "message_start" and event["message"].get("role") == "user":
             self._overflow_recovery_attempted = False
         self._emit(event)
-        if kind == "message_end":
+        if event["type"] == "message_end":
             msg = event["message"]
             role = msg.get("role")
             entry_id: str | None = None
             if self._write_error is None:
                 try:
-                    if role == "custom":
+                    if _is_custom(msg):
                         entry_id = self.session_manager.append_custom_message_entry(
                             msg.get("customType"),
                             msg.get("content"),
@@ -515,7 +609,7 @@ class AgentSession:
                 self._collector.messages.append(msg)
                 if entry_id:
                     self._collector.entry_ids.append(entry_id)
-            if role == "assistant":
+            if _is_assistant(msg):
                 self._last_assistant = msg
                 if msg.get("stopReason") not in ("error", "length"):
                     self._overflow_recovery_attempted = False
@@ -536,7 +630,7 @@ class AgentSession:
     def _resync(self) -> None:
         """The agent's messages from the session's context: after a failed write, the next request
         sends exactly what the file's context holds (nothing that was not written)."""
-        self.agent.state.messages = _dicts(self.session_manager.build_session_context().messages)
+        self.agent.state.messages = list(self.session_manager.build_session_context().messages)
 
     # -- prompting ------------------------------------------------------------------------------
     def expand_input(self, text: str) -> str:
@@ -561,7 +655,7 @@ class AgentSession:
         self,
         text: str,
         *,
-        images: Sequence[dict[str, Any]] = (),
+        images: Sequence[ImageContent] = (),
         streaming_behavior: Literal["steer", "follow_up"] | None = None,
         expand: bool = True,
     ) -> PromptResult:
@@ -577,7 +671,7 @@ class AgentSession:
                 raise AgentError(
                     "Agent is already processing. Specify streaming_behavior ('steer' or 'follow_up') to queue the message."
                 )
-            message = {
+            message: UserMessage = {
                 "role": "user",
                 "content": [{"type": "text", "text": expanded}, *images],
                 "timestamp": now_ms(),
@@ -585,7 +679,7 @@ class AgentSession:
             (self.agent.steer if streaming_behavior == "steer" else self.agent.follow_up)(message)
             self._emit({"type": "queue_update"})
             return PromptResult()
-        last = next((m for m in reversed(self.agent.state.messages) if m.get("role") == "assistant"), None)
+        last = next((m for m in reversed(self.agent.state.messages) if _is_assistant(m)), None)
         result = PromptResult()
         self._collector = result
         self._auto_compactions = 0
@@ -596,7 +690,7 @@ class AgentSession:
         try:
             if last is not None:
                 await self._check_compaction(last, skip_aborted_check=False, result=result)
-            messages: list[dict[str, Any]] = [
+            messages: list[AgentMessage] = [
                 {
                     "role": "user",
                     "content": [{"type": "text", "text": expanded}, *images],
@@ -663,7 +757,7 @@ class AgentSession:
         with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pi_nb-run") as pool:
             return pool.submit(asyncio.run, self.prompt(text, **kwargs)).result()
 
-    async def _run_agent_prompt(self, messages: list[dict[str, Any]], result: PromptResult) -> None:
+    async def _run_agent_prompt(self, messages: list[AgentMessage], result: PromptResult) -> None:
         await self.agent.prompt(messages)
         while await self._handle_post_agent_run(result):
             await self.agent.continue_()
@@ -683,7 +777,7 @@ class AgentSession:
 
     # -- compaction --------------------------------------------------------------------------------
     async def _check_compaction(
-        self, msg: dict[str, Any], *, skip_aborted_check: bool = True, result: PromptResult | None = None
+        self, msg: AssistantMessage, *, skip_aborted_check: bool = True, result: PromptResult | None = None
     ) -> bool:
         settings = self.settings.get_compaction_settings()
         if not settings.enabled:
@@ -845,7 +939,7 @@ class AgentSession:
                 signal=controller,
                 thinking_level=self.thinking_level,
                 retry=self.settings.get_retry_settings(),
-                emit=self._emit_own,
+                emit=self._emit_compaction,
                 session_id=self.session_id,
             )
         finally:
@@ -891,7 +985,7 @@ class AgentSession:
 
     def _after_compaction(self, outcome: CompactionOutcome, result: PromptResult | None) -> None:
         context = outcome.context or self.session_manager.build_session_context()
-        self.agent.state.messages = _dicts(context.messages)
+        self.agent.state.messages = list(context.messages)
         if result is not None:
             result.compactions.append(outcome.to_dict())
 
@@ -950,14 +1044,14 @@ class AgentSession:
             retry=self.settings.get_retry_settings(),
         )
         if outcome.context is not None:
-            self.agent.state.messages = _dicts(outcome.context.messages)
+            self.agent.state.messages = list(outcome.context.messages)
         if not outcome.cancelled and outcome.new_leaf_id != old_leaf:
             self._emit(
                 {
                     "type": "session_tree",
                     "newLeafId": self.session_manager.get_leaf_id(),
                     "oldLeafId": old_leaf,
-                    "summaryEntry": outcome.summary_entry,
+                    "summaryEntry": _branch_summary_entry(outcome.summary_entry),
                     "fromExtension": outcome.from_extension,
                 }
             )
@@ -972,9 +1066,11 @@ class AgentSession:
             {"name": t.name, "description": t.description, "parameters": t.parameters}
             for t in self.agent.state.tools
         ]
-        return Context(self.agent.state.system_prompt, self._convert_to_llm(messages), tools)
+        # list[Any]: Context.messages (pi_nb.providers.base) is typed as plain dicts, not as Message
+        llm_messages: list[Any] = self._convert_to_llm(messages)
+        return Context(self.agent.state.system_prompt, llm_messages, tools)
 
-    def get_context_usage(self) -> dict[str, Any]:
+    def get_context_usage(self) -> ContextUsage:
         """Pi's ``getContextUsage``: tokens of the current context against the window (estimate + usage)."""
         estimate = estimate_context_tokens(self.agent.state.messages)
         window = self.model.context_window
@@ -999,10 +1095,10 @@ def _check_model(model: Model) -> None:
     )
 
 
-def _last_tool_calls(messages: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+def _last_tool_calls(messages: Sequence[AgentMessage]) -> tuple[str, ...]:
     """The tool calls (``name(arguments-json)``) of the newest assistant message that made any."""
     for m in reversed(messages):
-        if m.get("role") != "assistant":
+        if not _is_assistant(m):
             continue
         calls = tuple(
             f"{b.get('name')}({js_stringify(b.get('arguments'))})"
@@ -1016,9 +1112,9 @@ def _last_tool_calls(messages: Sequence[dict[str, Any]]) -> tuple[str, ...]:
     return ()
 
 
-def _dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
-    """Pi's message TypedDicts as the plain dicts the agent state holds (no copy)."""
-    return cast(list[dict[str, Any]], list(messages))
+def _branch_summary_entry(entry: Mapping[str, Any] | None) -> BranchSummaryEntry | None:
+    """``NavigateTreeResult.summary_entry``: the ``branch_summary`` entry the navigation appended."""
+    return cast(BranchSummaryEntry, entry) if entry is not None else None
 
 
 def _iso_ms(iso: str) -> float:

@@ -20,18 +20,25 @@ import stat
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, TypeVar
 
 from pi_nb.errors import ToolError
+from pi_nb.messages import ImageContent, TextContent
+
+if TYPE_CHECKING:  # the tools do not import the providers at run time
+    from pi_nb.providers.base import ToolSchema
 
 __all__ = [
     "AbortController",
     "AbortSignal",
     "AgentTool",
     "AgentToolResult",
+    "AgentToolResultDict",
+    "ToolContent",
     "ToolContext",
     "ToolExecutionMode",
     "ToolOutcome",
+    "ToolOutcomeDict",
     "ToolUpdateCallback",
     "cleanup_tool_temp_files",
     "tool_temp_files",
@@ -41,6 +48,9 @@ __all__ = [
 T = TypeVar("T")
 
 ToolExecutionMode = Literal["parallel", "sequential"]
+
+#: A block of a tool result's ``content``: what the model sees (text, or an image the read tool loaded).
+ToolContent = TextContent | ImageContent
 
 AbortListener = Callable[[], None]
 
@@ -137,20 +147,37 @@ class AbortController:
         self.signal.abort(reason)
 
 
+class AgentToolResultDict(TypedDict):
+    """:meth:`AgentToolResult.to_dict`: Pi's ``{content, details?, terminate?}``."""
+
+    content: list[ToolContent]
+    details: NotRequired[dict[str, Any]]  # the tool's own data: open JSON
+    terminate: NotRequired[bool]
+
+
+class ToolOutcomeDict(TypedDict):
+    """:meth:`ToolOutcome.to_dict`: Pi's ``{isError, content, details?}``."""
+
+    isError: bool
+    content: list[ToolContent]
+    details: NotRequired[dict[str, Any]]  # the tool's own data: open JSON
+
+
 @dataclass(frozen=True)
 class AgentToolResult:
     """``AgentToolResult``: ``content`` (text/image blocks the model sees) and ``details`` (UI data).
 
     ``details`` is ``None`` where Pi's is ``undefined`` (``to_dict()`` then omits the key, as
-    Pi's JSON does).
+    Pi's JSON does). Its keys are each tool's own (``truncation``, ``fullOutputPath``, ``diff``...):
+    open JSON here, since every tool shares this class.
     """
 
-    content: list[dict[str, Any]]
+    content: list[ToolContent]
     details: dict[str, Any] | None = None
     terminate: bool | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"content": self.content}
+    def to_dict(self) -> AgentToolResultDict:
+        out: AgentToolResultDict = {"content": self.content}
         if self.details is not None:
             out["details"] = self.details
         if self.terminate is not None:
@@ -172,8 +199,8 @@ class ToolOutcome:
     """
 
     is_error: bool
-    content: list[dict[str, Any]]
-    details: dict[str, Any] | None = None
+    content: list[ToolContent]
+    details: dict[str, Any] | None = None  # the tool's own data: open JSON
     stage: Literal["prepare", "execute"] | None = None
 
     @property
@@ -181,8 +208,8 @@ class ToolOutcome:
         """The text blocks joined by newlines (a convenience for notebooks and tests)."""
         return "\n".join(str(b.get("text", "")) for b in self.content if b.get("type") == "text")
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"isError": self.is_error, "content": self.content}
+    def to_dict(self) -> ToolOutcomeDict:
+        out: ToolOutcomeDict = {"isError": self.is_error, "content": self.content}
         if self.details is not None:
             out["details"] = self.details
         return out
@@ -228,7 +255,7 @@ class AgentTool:
     name: str
     label: str
     description: str
-    parameters: dict[str, Any]
+    parameters: dict[str, Any]  # a JSON Schema: open JSON
     prompt_snippet: str | None = None
     prompt_guidelines: tuple[str, ...] | None = None
     execution_mode: ToolExecutionMode | None = None
@@ -245,7 +272,7 @@ class AgentTool:
     async def execute(
         self,
         tool_call_id: str,
-        params: dict[str, Any],
+        params: dict[str, Any],  # the validated tool arguments: open JSON
         signal: AbortSignal | None = None,
         on_update: ToolUpdateCallback | None = None,
         ctx: ToolContext | None = None,
@@ -256,7 +283,7 @@ class AgentTool:
         """``ctx?.cwd || cwd``: the session's cwd wins over the one the tool was made with."""
         return (ctx.cwd if ctx is not None and ctx.cwd else None) or self.cwd
 
-    def to_tool_schema(self) -> dict[str, Any]:
+    def to_tool_schema(self) -> ToolSchema:
         """pi-ai's ``Tool {name, description, parameters}``, what a provider request carries."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
@@ -309,7 +336,7 @@ def listing_result(
 
     truncation = truncate_head("\n".join(lines), max_lines=MAX_SAFE_INTEGER)
     output = truncation.content
-    details: dict[str, Any] = {}
+    details: dict[str, Any] = {}  # keyed by the caller's names (grep, find and ls details differ)
     notices: list[str] = []
     if limit is not None:
         notices.append(limit[0])

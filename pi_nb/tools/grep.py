@@ -292,6 +292,7 @@ class GrepTool(AgentTool):
 
 
 def _parse_event(raw: bytes) -> dict[str, Any] | None:
+    """One line of ``rg --json``: ripgrep's own event object (a wire payload, not modelled here)."""
     if not raw.strip():
         return None
     try:

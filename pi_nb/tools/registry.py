@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pi_nb.errors import ToolError, UnknownToolError
@@ -52,9 +52,10 @@ DEFAULT_ACTIVE_TOOLS: tuple[str, ...] = ("read", "bash", "edit", "write")
 """Pi's default active tools; ``grep``, ``find`` and ``ls`` exist but are off by default."""
 ALL_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "grep", "find", "ls")
 
+#: ``{tool name: keyword options of its factory}``: each tool takes its own keywords (open by design).
 ToolsOptions = Mapping[str, Mapping[str, Any]]
 
-_FACTORIES: dict[str, Any] = {
+_FACTORIES: dict[str, Callable[..., AgentTool]] = {
     "read": create_read_tool,
     "bash": create_bash_tool,
     "edit": create_edit_tool,

@@ -135,6 +135,9 @@ def _try_string(v: Any) -> Any:
     return _FAIL
 
 
+# The schemas below are the tools' JSON Schemas (``tool.parameters``) and their sub-schemas: open JSON.
+
+
 def _types(schema: Mapping[str, Any]) -> list[str]:
     t = schema.get("type")
     if isinstance(t, str):

@@ -455,7 +455,7 @@ def token_budget(
         window = model_context_window or source.model.context_window
         view = BudgetView.from_session(source.session_manager, model_context_window=window, **kwargs)
 
-        def on_event(event: Mapping[str, Any]) -> None:
+        def on_event(event: Mapping[str, object]) -> None  # any session event: only its type is read
             if event.get("type") in ("message_end", "compaction_end", "session_tree", "agent_end"):
                 try:
                     view.refresh()

@@ -1277,7 +1277,8 @@ class PiMagics(Magics):
         inp = self.budget_input()
         view = BudgetView(inp, tracker=self._budget_tracker)
 
-        def follow(event: Mapping[str, object]) -> None:  # any session event: only its type is read
+        def follow(event: Mapping[str, object]) -> None:
+            # any session event: only its type is read
             if (
                 event.get("type") in ("message_end", "compaction_end", "session_tree")
                 and self.session is session

@@ -297,7 +297,8 @@ class SessionTreeView(_WidgetView):
         if self.agent_session is not None:
             self._unsubscribe = self.agent_session.subscribe(self._on_agent_event)
 
-    def _on_agent_event(self, event: Mapping[str, object]) -> None  # any session event: only its type is read
+    def _on_agent_event(self, event: Mapping[str, object]) -> None:
+        # any session event: only its type is read
         if event.get("type") in ("message_end", "session_tree", "compaction_end", "agent_end"):
             try:
                 self.refresh()

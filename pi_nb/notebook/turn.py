@@ -526,9 +526,7 @@ class TurnResult:
     def __repr__(self) -> str:
         return self._summary()
 
-    def _repr_mimebundle_(
-        self, include: Any = None, exclude: Any = None
-    ) -> tuple[MimeBundle, TurnMetadata]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[MimeBundle, TurnMetadata]:
         data: MimeBundle = {
             "text/plain": self._summary(),
             "text/html": f'<code style="color:#64748b">{_esc(self._summary())}</code>',

@@ -71,6 +71,17 @@ COLORS: dict[str, str] = {
 _EXTRA_PART_COLORS = ("#0e7490", "#7c3aed", "#db2777", "#65a30d", "#ea580c")
 
 
+class TraitChange(TypedDict):
+    """What a traitlets ``observe`` callback gets: ``{name, old, new, owner, type}`` (the old and
+    new values are whatever the observed trait holds)."""
+
+    name: str
+    old: Any
+    new: Any
+    owner: Any
+    type: str
+
+
 def _mapping(value: Any) -> Mapping[str, Any]:
     """``value`` if it is a mapping, else an empty one (for optional object fields, read
     tolerantly: whatever JSON a session line holds there)."""

@@ -23,6 +23,7 @@ from pi_nb.errors import NotebookError
 from pi_nb.notebook._base import (
     FONT,
     SANS,
+    TraitChange,
     ViewGroup,
     _ipywidgets,
     _mapping,
@@ -566,11 +567,11 @@ class SessionTreeView(_WidgetView):
         )
         self.navigate(self.model.selected_id, summarize=summarize, custom_instructions=custom)
 
-    def _on_filter(self, change: Mapping[str, Any]) -> None:
+    def _on_filter(self, change: TraitChange) -> None:
         if not self._syncing:
             self._guard(lambda: self.set_filter(change["new"]))
 
-    def _on_select(self, change: Mapping[str, Any]) -> None:
+    def _on_select(self, change: TraitChange) -> None:
         if self._syncing:
             return
         value = change["new"]
@@ -583,7 +584,7 @@ class SessionTreeView(_WidgetView):
         self.model.select(entry_id)
         self._sync(rows=False)
 
-    def _on_summary_choice(self, change: Mapping[str, Any]) -> None:
+    def _on_summary_choice(self, change: TraitChange) -> None:
         self.instructions.disabled = change["new"] != SUMMARY_CHOICES[2]
 
     def _sync_buttons(self, key: str | None) -> None:

@@ -16,8 +16,7 @@ Nothing here imports the agent at run time: :data:`ViewEvent` exists for the typ
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -37,23 +36,24 @@ __all__ = [
 
 
 class CompactionStartEvent(TypedDict):
-    """``{type: "compaction_start", reason}`` (``reason``: ``manual``, ``threshold`` or ``overflow``)."""
+    """``{type: "compaction_start", reason}``."""
 
     type: Literal["compaction_start"]
-    reason: str
+    reason: Literal["manual", "threshold", "overflow"]
 
 
 class CompactionEndEvent(TypedDict):
     """``{type: "compaction_end", reason, result, aborted, willRetry, errorMessage?}``.
 
     ``result`` is ``CompactionResult.to_dict()`` (``summary``, ``firstKeptEntryId``,
-    ``tokensBefore``, ``estimatedTokensAfter``?, ``usage``?, ``details``?) or ``None`` when the
-    compaction failed or was cancelled; the views only print its values.
+    ``tokensBefore``, ``estimatedTokensAfter``?, ``usage``?, ``details``?; its shape belongs to
+    :mod:`pi_nb.compaction`) or ``None`` when the compaction failed or was cancelled; the views
+    only print its values.
     """
 
     type: Literal["compaction_end"]
-    reason: str
-    result: Mapping[str, object] | None
+    reason: Literal["manual", "threshold", "overflow"]
+    result: dict[str, Any] | None
     aborted: bool
     willRetry: bool
     errorMessage: NotRequired[str]

@@ -89,7 +89,7 @@ class TurnFailedError(AgentError):
         return [f"{type(self).__name__}: {self}"]
 
 
-# A tool call's arguments are open JSON (each tool its own schema): ``Mapping[str, Any]`` here.
+# A tool call's arguments are open JSON (each tool its own schema), hence the loose mapping here.
 def _args_preview(name: str, args: Mapping[str, Any]) -> str:
     return _cap(_args_preview_full(name, args), 300)
 

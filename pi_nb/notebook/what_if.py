@@ -64,6 +64,7 @@ DECISION_COLUMNS = (
     "matches_recorded",
 )
 
+
 class DecisionRow(TypedDict):
     """A row of :func:`decisions_df` (``DECISION_COLUMNS``) before it becomes a frame row."""
 

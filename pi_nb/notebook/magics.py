@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from pi_nb.messages import AgentMessage
-    from pi_nb.notebook.events import ViewEvent
+    from pi_nb.notebook._events import ViewEvent
     from pi_nb.session.types import SessionEntry
 
 __all__ = [

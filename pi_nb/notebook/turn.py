@@ -26,14 +26,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from pi_nb.errors import AgentError
 from pi_nb.messages import AgentMessage, AssistantMessage, block_text
-from pi_nb.notebook.events import is_compaction_end, is_compaction_start, is_run_done
+from pi_nb.notebook._events import is_compaction_end, is_compaction_start, is_run_done
 from pi_nb.truncation import format_size
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
 
     from pi_nb.notebook._base import MimeBundle
-    from pi_nb.notebook.events import ViewEvent
+    from pi_nb.notebook._events import ViewEvent
 
 __all__ = ["TurnFailedError", "TurnMetadata", "TurnMetadataFields", "TurnResult", "TurnView"]
 

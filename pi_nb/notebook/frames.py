@@ -695,7 +695,8 @@ def _load_file(
             warn_problems(path, file_problems)
         problems.extend(file_problems)
     header = contents.entries[0]
-    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
+    raw_cwd = header.get("cwd")
+    cwd = raw_cwd if isinstance(raw_cwd, str) else None
     try:
         manager = SessionManager.in_memory(cwd, entries=contents.entries)
         return LoadedSession.of(manager, path, len(file_problems))

@@ -233,7 +233,9 @@ def _split_notice(model_text: str, kept: str | None) -> tuple[str, str | None]:
 
 
 def _compare(stored: TruncationResult, computed: TruncationResult) -> tuple[str, ...]:
-    a, b = stored.to_dict(), computed.to_dict()
+    # compared key by key, whatever the values' types
+    a: Mapping[str, object] = stored.to_dict()
+    b: Mapping[str, object] = computed.to_dict()
     return tuple(k for k in a if a[k] != b[k])
 
 

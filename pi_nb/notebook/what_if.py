@@ -401,8 +401,7 @@ def sweep_df(
         outcomes = sweep(items, **grid)  # type: ignore[arg-type]
     rows = []
     for o in outcomes:
-        row = o.to_dict()
-        row["threshold"] = o.context_window - o.reserve_tokens
+        row: dict[str, object] = {**o.to_dict(), "threshold": o.context_window - o.reserve_tokens}
         rows.append(row)
     return pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
 

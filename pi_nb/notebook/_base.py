@@ -12,13 +12,38 @@ import html
 import os
 import sys
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final, NotRequired, TypedDict
 
 from pi_nb.errors import InvalidSessionFileError, NotebookError
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.paths import session_files_under
 
-MIME_WIDGET = "application/vnd.jupyter.widget-view+json"
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
+
+    from pi_nb.session.types import FileEntry, SessionMessageEntry
+
+MIME_WIDGET: Final = "application/vnd.jupyter.widget-view+json"
+
+
+class WidgetViewData(TypedDict):
+    """A widget's entry in a mime bundle: ``{version_major, version_minor, model_id}``."""
+
+    version_major: int
+    version_minor: int
+    model_id: str
+
+
+MimeBundle = TypedDict(
+    "MimeBundle",
+    {
+        "text/plain": str,
+        "text/html": str,
+        "application/vnd.jupyter.widget-view+json": NotRequired[WidgetViewData],
+    },
+)
+"""What a view's ``_repr_mimebundle_`` returns: its text and HTML, and the live widget inside a
+kernel (:data:`MIME_WIDGET`)."""
 
 FONT = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;line-height:1.45"
 SANS = "font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px"
@@ -46,9 +71,27 @@ COLORS: dict[str, str] = {
 _EXTRA_PART_COLORS = ("#0e7490", "#7c3aed", "#db2777", "#65a30d", "#ea580c")
 
 
+class TraitChange(TypedDict):
+    """What a traitlets ``observe`` callback gets: ``{name, old, new, owner, type}`` (the old and
+    new values are whatever the observed trait holds)."""
+
+    name: str
+    old: Any
+    new: Any
+    owner: Any
+    type: str
+
+
 def _mapping(value: Any) -> Mapping[str, Any]:
-    """``value`` if it is a mapping, else an empty one (for optional object fields)."""
+    """``value`` if it is a mapping, else an empty one (for optional object fields, read
+    tolerantly: whatever JSON a session line holds there)."""
     return value if isinstance(value, Mapping) else {}
+
+
+def is_message_entry(entry: FileEntry) -> TypeIs[SessionMessageEntry]:
+    """``entry.type == "message"``, read with ``.get`` as the views always did (an entry of a
+    corrupt session line may lack its ``type``)."""
+    return entry.get("type") == "message"
 
 
 def escape(text: object) -> str:
@@ -72,7 +115,7 @@ class StaticView:
     def _repr_html_(self) -> str:
         return self.to_html()
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
         return {"text/plain": self.to_text(), "text/html": self.to_html()}
 
     def __str__(self) -> str:
@@ -104,7 +147,6 @@ def load_session(source: Any) -> SessionManager:
         sm: SessionManager = source.session_manager
         return sm
     if isinstance(source, (str, os.PathLike)):
-
         path = os.fspath(source)
         if os.path.isdir(path):
             raise NotebookError(
@@ -198,7 +240,7 @@ class _WidgetView(StaticView):
     def _build_widget(self) -> Any:
         raise NotImplementedError
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
         bundle = super()._repr_mimebundle_(include, exclude)
         live = kernel_has_comms() if self.live is None else self.live
         if live:
@@ -232,7 +274,7 @@ class ViewGroup(StaticView):
     def to_text(self) -> str:
         return "\n\n".join(([self.title] if self.title else []) + [v.to_text() for v in self.views])
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
         bundle = super()._repr_mimebundle_(include, exclude)
         if kernel_has_comms() and all(isinstance(v, _WidgetView) for v in self.views):
             box = _ipywidgets().VBox([v.widget() for v in self.views])  # type: ignore[attr-defined]

@@ -266,6 +266,7 @@ class BudgetView(_WidgetView):
         self._last_draw = 0.0
         self.draws = 0
         self.budget = self._resolve(budget)
+        # (the session manager, the keyword arguments of BudgetTracker.session_input for it)
         self._session: tuple[Any, dict[str, Any]] | None = None
         self._seen: tuple[int, str | None] | None = None
 
@@ -455,7 +456,8 @@ def token_budget(
         window = model_context_window or source.model.context_window
         view = BudgetView.from_session(source.session_manager, model_context_window=window, **kwargs)
 
-        def on_event(event: Mapping[str, Any]) -> None:
+        def on_event(event: Mapping[str, object]) -> None:
+            # any session event: only its type is read
             if event.get("type") in ("message_end", "compaction_end", "session_tree", "agent_end"):
                 try:
                     view.refresh()

@@ -10,11 +10,14 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_nb._js import js_stringify
 from pi_nb.providers.base import Context
 from pi_nb.tokens import count_tokens, estimate_tokens
+
+if TYPE_CHECKING:
+    from pi_nb.notebook._base import MimeBundle
 
 __all__ = ["ContextView"]
 
@@ -145,5 +148,5 @@ class ContextView:
         out.append("</table></div>")
         return "".join(out)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
         return {"text/plain": self.to_text(), "text/html": self.to_html()}

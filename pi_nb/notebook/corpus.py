@@ -103,11 +103,11 @@ def _sources(source: Any) -> list[Any]:
 # processes, bounded memory
 
 Problems = list[tuple[str, int | None, str]]
+Frames = dict[str, pd.DataFrame]
+"""``{kind: frame}`` (pandas has no type information here: a frame is ``Any`` to mypy)."""
 
 
-def _worker(
-    paths: Sequence[Any], kinds: Sequence[str], strict: bool | None
-) -> tuple[dict[str, Any], Problems]:
+def _worker(paths: Sequence[Any], kinds: Sequence[str], strict: bool | None) -> tuple[Frames, Problems]:
     """Worker: the frames of a few files (every file read once) and the problems met. Warnings
     are not raised here (a worker's would be lost): the caller warns."""
     if strict:
@@ -162,7 +162,7 @@ def load_corpus(
     problems: Problems = []
     bar = _frames.Progress(len(files), progress, "session files")
 
-    def take(future: Future[tuple[dict[str, Any], Problems]], n: int) -> None:
+    def take(future: Future[tuple[Frames, Problems]], n: int) -> None:
         got, found = future.result()
         for kind in kinds:
             parts[kind].append(got[kind])
@@ -176,7 +176,7 @@ def load_corpus(
         bar.update(n)
 
     limit = max(1, in_flight or 2 * workers)
-    pending: deque[tuple[Future[tuple[dict[str, Any], Problems]], int]] = deque()
+    pending: deque[tuple[Future[tuple[Frames, Problems]], int]] = deque()
     try:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for chunk in chunks:
@@ -195,12 +195,12 @@ def load_corpus(
 # Dask
 
 
-def _partition(paths: Sequence[Any], kinds: Sequence[str], strict: bool | None) -> dict[str, Any]:
+def _partition(paths: Sequence[Any], kinds: Sequence[str], strict: bool | None) -> Frames:
     got = _frames.session_frames(list(paths), kinds, strict=strict)
-    return cast(dict[str, Any], got[0] if strict is False else got)
+    return cast(Frames, got[0] if strict is False else got)
 
 
-def _pick(parts: dict[str, Any], kind: str) -> Any:
+def _pick(parts: Frames, kind: str) -> Any:
     return parts[kind]
 
 
@@ -240,7 +240,7 @@ def corpus_dask(
         raise NotebookError(f"files_per_partition must be 1 or more, got {files_per_partition}")
     files = _sources(source)
     metas = {k: _frames.frame_of_rows(k, []) for k in kinds}
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {}  # {kind: dask.dataframe} (Dask has no type information here)
     with dask.config.set({"dataframe.convert-string": False}):
         if not files:
             out = {k: dd.from_pandas(metas[k], npartitions=1) for k in kinds}

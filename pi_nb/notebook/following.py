@@ -21,7 +21,9 @@ from typing import Any
 
 from pi_nb.errors import NotebookError
 from pi_nb.notebook._base import (
+    MIME_WIDGET,
     SANS,
+    MimeBundle,
     StaticView,
     _ipywidgets,
     escape,
@@ -234,16 +236,15 @@ class SessionFollower(StaticView):
             self._draw()
         return self._widget
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
         bundle = super()._repr_mimebundle_(include, exclude)
         live = kernel_has_comms() if self.live is None else self.live
         if live:
             data = self.widget()._repr_mimebundle_()
             if isinstance(data, tuple):
                 data = data[0]
-            mime = "application/vnd.jupyter.widget-view+json"
-            if data and mime in data:
-                bundle[mime] = data[mime]
+            if data and MIME_WIDGET in data:
+                bundle[MIME_WIDGET] = data[MIME_WIDGET]
         return bundle
 
 

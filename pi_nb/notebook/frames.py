@@ -62,6 +62,7 @@ from pi_nb.session.context import (
 from pi_nb.session.jsonl import SessionFileContents, gc_paused, read_session_file
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.paths import session_files_under
+from pi_nb.session.types import SessionEntry
 from pi_nb.tokens import calculate_context_tokens, count_message_tokens, estimate_tokens
 
 __all__ = [
@@ -503,7 +504,7 @@ def read_session(path: str) -> SessionFileContents:
     if not data.endswith(b"\n") or _LONG_DIGITS.search(data) is not None:
         return read_session_file(path)
     loads = _orjson.loads
-    entries: list[dict[str, Any]] = []
+    entries: list[dict[str, Any]] = []  # the lines' JSON objects, as read_session_file gives them
     try:
         for raw in data.split(b"\n"):
             if not raw.strip(b" \t\r"):
@@ -529,7 +530,7 @@ class LoadedSession:
     session_id: str
     session_file: str | None
     manager: SessionManager
-    entries: list[Mapping[str, Any]] = field(default_factory=list)
+    entries: list[SessionEntry] = field(default_factory=list)
     active_ids: set[str] = field(default_factory=set)
     context_ids: set[str] = field(default_factory=set)
     leaf_id: str | None = None
@@ -694,7 +695,8 @@ def _load_file(
             warn_problems(path, file_problems)
         problems.extend(file_problems)
     header = contents.entries[0]
-    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
+    raw_cwd = header.get("cwd")
+    cwd = raw_cwd if isinstance(raw_cwd, str) else None
     try:
         manager = SessionManager.in_memory(cwd, entries=contents.entries)
         return LoadedSession.of(manager, path, len(file_problems))
@@ -789,7 +791,7 @@ _ENTRY_ROLES = {
 }
 
 
-def _role(entry: Mapping[str, Any]) -> Any:
+def _role(entry: SessionEntry) -> Any:
     etype = entry.get("type")
     if etype == "message":
         msg = entry.get("message")
@@ -797,7 +799,7 @@ def _role(entry: Mapping[str, Any]) -> Any:
     return _ENTRY_ROLES.get(str(etype))
 
 
-def _short(entry: Mapping[str, Any], limit: int = 200, stringify: Callable[[Any], str] = js_stringify) -> str:
+def _short(entry: SessionEntry, limit: int = 200, stringify: Callable[[Any], str] = js_stringify) -> str:
     etype = entry.get("type")
     if etype == "message":
         msg = _mapping(entry.get("message"))
@@ -831,8 +833,10 @@ def _short(entry: Mapping[str, Any], limit: int = 200, stringify: Callable[[Any]
     return text[:limit]
 
 
-def _depths(parent_of: Mapping[str, Any]) -> dict[str, int]:
-    """Distance from the root for every entry (a missing parent makes a root; loops stop)."""
+def _depths(parent_of: Mapping[str, object]) -> dict[str, int]:
+    """Distance from the root for every entry (a missing parent makes a root; loops stop).
+
+    ``parent_of`` maps each id to its ``parentId`` as stored (any JSON value; compared as ``str``)."""
     depth: dict[str, int] = {}
     for eid in parent_of:
         chain: list[str] = []
@@ -860,6 +864,7 @@ def _children(s: LoadedSession) -> dict[str, int]:
 
 
 def _usage_context_tokens(usage: Mapping[str, Any] | None) -> int | None:
+    """Pi's ``calculateContextTokens`` of a stored usage (not validated: ``None`` where it fails)."""
     if not usage:
         return None
     try:
@@ -965,7 +970,8 @@ def _message_rows(s: LoadedSession, encoding: str | None) -> list[tuple[Any, ...
 
 def _tool_result_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
     calls: dict[str, tuple[str, Any]] = {}
-    results: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
+    # (entry, its toolResult message as stored: checked to be a mapping, its fields read tolerantly)
+    results: list[tuple[SessionEntry, Mapping[str, Any]]] = []
     for e in s.entries:
         if e.get("type") != "message":
             continue
@@ -1017,7 +1023,8 @@ def _tool_result_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
     return rows
 
 
-def _assistant(e: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def _assistant(e: SessionEntry) -> Mapping[str, Any] | None:
+    """The entry's message if it is an assistant's (as stored: its fields are read tolerantly)."""
     m = e.get("message") if e.get("type") == "message" else None
     return m if isinstance(m, Mapping) and m.get("role") == "assistant" else None
 
@@ -1100,7 +1107,8 @@ def _compaction_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
 
 def _price(provider: Any, model: Any, usage: Mapping[str, Any]) -> float | None:
     """The cost of a response whose usage carries none, priced from the model catalog as Pi would
-    (``pi_nb.calculate_cost``); ``None`` when the catalog does not know the model."""
+    (``pi_nb.calculate_cost``); ``None`` when the catalog does not know the model (or the stored
+    usage, read as it is, cannot be priced)."""
     from pi_nb.providers.catalog import calculate_cost, find_model
 
     if not isinstance(provider, str) or not isinstance(model, str):

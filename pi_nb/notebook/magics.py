@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, ClassVar, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypedDict
 from urllib.parse import urlparse
 
 from IPython.core.error import UsageError
@@ -59,7 +59,15 @@ from pi_nb.errors import (
     SessionFileCorruptError,
     SessionLockedError,
 )
+from pi_nb.notebook._base import is_message_entry
 from pi_nb.notebook.turn import TurnFailedError, TurnResult, TurnView
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from pi_nb.messages import AgentMessage
+    from pi_nb.notebook._events import ViewEvent
+    from pi_nb.session.types import SessionEntry
 
 __all__ = [
     "HELP",
@@ -708,7 +716,7 @@ class PiMagics(Magics):
                     f"{where}: unknown provider {provider!r} in {spec!r} — use one of {', '.join(known)} "
                     "(%pi models lists their models), or 'offline'"
                 )
-        overrides: dict[str, Any] = {}
+        overrides: dict[str, int] = {}  # get_model's keyword overrides
         if window is not None:
             overrides["context_window"] = window
         if limit is not None:
@@ -725,7 +733,7 @@ class PiMagics(Magics):
             if value is not None and value < 0:
                 raise UsageError(f"PiMagics.{name} must be 0 or more, got {value}")
         settings = SettingsManager.create(cwd, project_trusted=trusted)
-        overrides: dict[str, Any] = {}
+        overrides: dict[str, int] = {}  # Pi's compaction settings (camelCase), the numeric ones
         if self.reserve_tokens is not None:
             overrides["reserveTokens"] = self.reserve_tokens
         if self.keep_recent_tokens is not None:
@@ -861,7 +869,7 @@ class PiMagics(Magics):
         if args.thinking:
             session.set_thinking_level(args.thinking)
         if args.reserve is not None or args.keep_recent is not None:
-            comp: dict[str, Any] = {}
+            comp: dict[str, int] = {}  # Pi's compaction settings (camelCase), the numeric ones
             if args.reserve is not None:
                 comp["reserveTokens"] = args.reserve
             if args.keep_recent is not None:
@@ -934,7 +942,7 @@ class PiMagics(Magics):
     ) -> TurnResult:
         view = TurnView(prompt=prompt, model=session.model.id, context_window=session.model.context_window)
         view.notes.extend(notes or [])
-        events: queue.Queue[dict[str, Any]] = queue.Queue()
+        events: queue.Queue[ViewEvent] = queue.Queue()
         unsubscribe = session.subscribe(events.put)
         handle = display(view.bundle(), raw=True, display_id=True) if render else None
         future = self.loop.submit(session.prompt(prompt))
@@ -1161,9 +1169,9 @@ class PiMagics(Magics):
         frame.attrs["source"] = source
         return frame
 
-    def _cmd_settings(self, a: argparse.Namespace) -> dict[str, Any]:
+    def _cmd_settings(self, a: argparse.Namespace) -> SettingsReport:
         s = self._ensure_session("%pi settings")
-        comp: dict[str, Any] = {}
+        comp: dict[str, int | bool] = {}  # Pi's compaction settings by name (_COMPACTION_KEYS)
         for pair in a.pairs:
             if "=" not in pair:
                 raise UsageError(f"%pi settings: expected key=value, got {pair!r} — e.g. reserveTokens=2000")
@@ -1269,7 +1277,8 @@ class PiMagics(Magics):
         inp = self.budget_input()
         view = BudgetView(inp, tracker=self._budget_tracker)
 
-        def follow(event: dict[str, Any]) -> None:
+        def follow(event: Mapping[str, object]) -> None:
+            # any session event: only its type is read
             if (
                 event.get("type") in ("message_end", "compaction_end", "session_tree")
                 and self.session is session
@@ -1442,16 +1451,33 @@ class PiText(str):
         return f'<pre style="white-space:pre-wrap;margin:0">{html.escape(str(self))}</pre>'
 
 
-class _Namespace(dict[str, Any]):
+class CompactionSettingsReport(TypedDict):
+    """The compaction settings in force, as ``%pi settings`` shows them (Pi's camelCase keys)."""
+
+    enabled: bool
+    reserveTokens: int
+    keepRecentTokens: int
+
+
+class SettingsReport(TypedDict):
+    """What ``%pi settings`` returns: the compaction settings, the model's context window and the
+    compaction threshold (``contextWindow - reserveTokens``)."""
+
+    compaction: CompactionSettingsReport
+    contextWindow: int
+    threshold: int
+
+
+class _Namespace(dict[str, Any]):  # the user's namespace for --interpolate: any Python values
     def __missing__(self, key: str) -> Any:
         raise KeyError(f"no variable named {key!r} for {{{key}}}")
 
 
-def _turns(branch: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def _turns(branch: Sequence[SessionEntry]) -> list[list[AgentMessage]]:
     """The branch's messages grouped into turns (a user message and what followed it)."""
-    turns: list[list[dict[str, Any]]] = []
+    turns: list[list[AgentMessage]] = []
     for entry in branch:
-        if entry.get("type") != "message":
+        if not is_message_entry(entry):
             continue
         msg = entry["message"]
         if msg.get("role") == "user" or not turns:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -42,6 +42,8 @@ from pi_nb.session.manager import SessionManager
 from pi_nb.tokens import DEFAULT_ENCODING, calculate_context_tokens, count_message_tokens
 
 __all__ = [
+    "CompositionSeries",
+    "ContextSeries",
     "composition_series",
     "context_series",
     "plot_context_tokens",
@@ -100,11 +102,35 @@ def _one_session(source: Any, what: str) -> SessionManager:
     return sessions[0].manager
 
 
+class ContextSeries(TypedDict):
+    """What :func:`context_series` returns (see there)."""
+
+    turns: list[tuple[int, str, int]]
+    """``(position, entry_id, context_tokens)`` per response with a usable usage."""
+    markers: list[tuple[int, str, str, str]]
+    """``(position, kind, entry_id, text)``."""
+    path_length: int
+    session_id: str
+
+
+class CompositionSeries(TypedDict):
+    """What :func:`composition_series` returns (see there)."""
+
+    positions: list[int]
+    entry_ids: list[str]
+    categories: dict[str, list[int]]
+    """Per message category (``MESSAGE_CATEGORIES``), its tokens at each position."""
+    encoding: str
+    session_id: str
+
+
 def _short_id(session_id: str) -> str:
     return session_id[-8:] if len(session_id) > 8 else session_id
 
 
 def _usable_usage(message: Mapping[str, Any]) -> int | None:
+    """The context tokens of a recorded message if it is a usable response (its fields are read
+    tolerantly: whatever the session line holds)."""
     if message.get("role") != "assistant" or message.get("stopReason") in ("aborted", "error"):
         return None
     usage = message.get("usage")
@@ -117,7 +143,7 @@ def _usable_usage(message: Mapping[str, Any]) -> int | None:
     return tokens if tokens > 0 else None
 
 
-def context_series(source: Any) -> dict[str, Any]:
+def context_series(source: Any) -> ContextSeries:
     """The data behind :func:`plot_context_tokens` for the active branch of a session.
 
     Returns ``{"turns": [(position, entry_id, context_tokens)], "markers": [(position, kind,
@@ -127,8 +153,8 @@ def context_series(source: Any) -> dict[str, Any]:
     return _context_series_of(_one_session(source, "context_series"))
 
 
-def _context_series_of(sm: SessionManager) -> dict[str, Any]:
-    path: list[Mapping[str, Any]] = list(sm.get_branch())
+def _context_series_of(sm: SessionManager) -> ContextSeries:
+    path = list(sm.get_branch())
     children: dict[str, int] = {}
     for entry in sm.get_entries():
         p = entry.get("parentId")
@@ -139,8 +165,9 @@ def _context_series_of(sm: SessionManager) -> dict[str, Any]:
     for i, e in enumerate(path):
         eid = str(e.get("id"))
         etype = e.get("type")
-        if etype == "message" and isinstance(e.get("message"), Mapping):
-            tokens = _usable_usage(e["message"])
+        msg = e.get("message")
+        if etype == "message" and isinstance(msg, Mapping):
+            tokens = _usable_usage(msg)
             if tokens is not None:
                 turns.append((i, eid, tokens))
         elif etype == "compaction":
@@ -257,7 +284,7 @@ def plot_context_tokens(
     return fig if ax is None else ax
 
 
-def composition_series(source: Any, *, encoding: str = DEFAULT_ENCODING) -> dict[str, Any]:
+def composition_series(source: Any, *, encoding: str = DEFAULT_ENCODING) -> CompositionSeries:
     """The data behind :func:`plot_token_composition`: for each assistant response on the
     active branch, the tiktoken size of its context by message category.
 
@@ -269,7 +296,7 @@ def composition_series(source: Any, *, encoding: str = DEFAULT_ENCODING) -> dict
     return _composition_of(_one_session(source, "composition_series"), encoding)
 
 
-def _composition_of(sm: SessionManager, encoding: str) -> dict[str, Any]:
+def _composition_of(sm: SessionManager, encoding: str) -> CompositionSeries:
     path = sm.get_branch()
     cats = MESSAGE_CATEGORIES
     per_entry: list[dict[str, int]] = []
@@ -340,7 +367,14 @@ def plot_token_composition(
         axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
         axes.grid(alpha=0.3, axis="y")
         return fig if ax is None else ax
-    data = series[0] if series else {"positions": [], "categories": {}}
+    empty: CompositionSeries = {
+        "positions": [],
+        "entry_ids": [],
+        "categories": {},
+        "encoding": encoding,
+        "session_id": "",
+    }
+    data = series[0] if series else empty
     xs = data["positions"]
     if xs:
         axes.stackplot(

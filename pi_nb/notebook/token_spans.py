@@ -21,7 +21,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 import pandas as pd
 
@@ -36,6 +36,10 @@ from pi_nb.tokens import (
     estimate_tokens,
     get_encoding,
 )
+
+if TYPE_CHECKING:
+    from pi_nb.messages import AgentMessage
+    from pi_nb.session.types import SessionEntry
 
 __all__ = [
     "TokenSpan",
@@ -108,6 +112,9 @@ def _content_parts(content: Any, role: str) -> list[tuple[str, str]]:
 def message_parts(message: Mapping[str, Any]) -> list[tuple[str, str]]:
     """``[(part, text)]`` of what the model sees of one agent message, in order.
 
+    The message is any mapping with a ``role`` (an agent message as a user passed it or a
+    session line holds it: not validated, its fields are read tolerantly).
+
     Parts: ``text``, ``thinking``, ``tool call`` (the name), ``tool arguments`` (compact JSON),
     ``image`` (text ``""``: not tokenized). Their tiktoken counts add up to
     :func:`pi_nb.tokens.count_message_tokens`.
@@ -140,6 +147,8 @@ def message_parts(message: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _as_message(source: Any) -> Mapping[str, Any]:
+    """The message :func:`token_view` shows: the given mapping itself when it has a ``role`` (not
+    validated), a ``str`` as a bare user message, or a session entry's first context message."""
     if isinstance(source, str):
         return {"role": "user", "content": source}
     if isinstance(source, Mapping):
@@ -161,6 +170,7 @@ class TokenSpanView(StaticView):
     """A message as coloured token spans (see :func:`token_view`)."""
 
     def __init__(self, message: Mapping[str, Any], encoding: str, max_tokens: int) -> None:
+        # any mapping with a role (see :func:`_as_message`), read tolerantly
         self.message = message
         self.encoding = encoding
         self.max_tokens = max_tokens
@@ -268,14 +278,14 @@ MESSAGE_COMPARISON_COLUMNS = (
 )
 
 
-def _path_messages(source: Any) -> tuple[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]], list[Any]]:
+def _path_messages(
+    source: Any,
+) -> tuple[str, list[tuple[SessionEntry, AgentMessage]], list[SessionEntry]]:
+    """The session's id, ``(entry, message)`` for each context message on the active branch, and
+    all its entries."""
     sm = load_session(source)
     path = list(sm.get_branch())
-    pairs = [
-        (cast(Mapping[str, Any], e), cast(Mapping[str, Any], m))
-        for e in path
-        for m in session_entry_to_context_messages(e)
-    ]
+    pairs = [(e, m) for e in path for m in session_entry_to_context_messages(e)]
     return sm.get_session_id(), pairs, list(sm.get_entries())
 
 
@@ -314,6 +324,25 @@ def token_comparison_df(source: Any, *, encoding: str = DEFAULT_ENCODING) -> Any
     return df
 
 
+class _TurnRow(TypedDict):
+    """A row of :func:`turn_comparison_df` (``TURN_COMPARISON_COLUMNS``) while it is built;
+    ``_last`` (the turn's last assistant message) is taken out before the frame is made."""
+
+    session_id: str
+    turn: int
+    messages: int
+    estimate_tokens: int
+    tiktoken_tokens: int
+    assistant_tiktoken_tokens: int
+    usage_output: int
+    last_entry_id: str | None
+    _last: NotRequired[AgentMessage]
+    context_estimate_tokens: NotRequired[int | None]
+    context_tiktoken_tokens: NotRequired[int | None]
+    context_usage_tokens: NotRequired[int | None]
+    overhead_tokens: NotRequired[int | None]
+
+
 TURN_COMPARISON_COLUMNS = (
     "session_id",
     "turn",
@@ -340,7 +369,7 @@ def turn_comparison_df(source: Any, *, encoding: str = DEFAULT_ENCODING) -> Any:
     prompt, tool schemas, chat framing: what no message carries).
     """
     session_id, pairs, entries = _path_messages(source)
-    turns: dict[int, dict[str, Any]] = {}
+    turns: dict[int, _TurnRow] = {}
     turn = 0
     for entry, message in pairs:
         role = message.get("role")
@@ -373,7 +402,7 @@ def turn_comparison_df(source: Any, *, encoding: str = DEFAULT_ENCODING) -> Any:
     rows = []
     for t in turns.values():
         last = t.pop("_last", None)
-        context: Sequence[Mapping[str, Any]] = []
+        context: Sequence[AgentMessage] = []
         if t["last_entry_id"] is not None:
             context = build_session_context(entries, t["last_entry_id"]).messages
         usage = last.get("usage") if last is not None else None

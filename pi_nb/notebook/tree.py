@@ -23,6 +23,7 @@ from pi_nb.errors import NotebookError
 from pi_nb.notebook._base import (
     FONT,
     SANS,
+    TraitChange,
     ViewGroup,
     _ipywidgets,
     _mapping,
@@ -297,7 +298,8 @@ class SessionTreeView(_WidgetView):
         if self.agent_session is not None:
             self._unsubscribe = self.agent_session.subscribe(self._on_agent_event)
 
-    def _on_agent_event(self, event: Mapping[str, Any]) -> None:
+    def _on_agent_event(self, event: Mapping[str, object]) -> None:
+        # any session event: only its type is read
         if event.get("type") in ("message_end", "session_tree", "compaction_end", "agent_end"):
             try:
                 self.refresh()
@@ -565,11 +567,11 @@ class SessionTreeView(_WidgetView):
         )
         self.navigate(self.model.selected_id, summarize=summarize, custom_instructions=custom)
 
-    def _on_filter(self, change: Mapping[str, Any]) -> None:
+    def _on_filter(self, change: TraitChange) -> None:
         if not self._syncing:
             self._guard(lambda: self.set_filter(change["new"]))
 
-    def _on_select(self, change: Mapping[str, Any]) -> None:
+    def _on_select(self, change: TraitChange) -> None:
         if self._syncing:
             return
         value = change["new"]
@@ -582,7 +584,7 @@ class SessionTreeView(_WidgetView):
         self.model.select(entry_id)
         self._sync(rows=False)
 
-    def _on_summary_choice(self, change: Mapping[str, Any]) -> None:
+    def _on_summary_choice(self, change: TraitChange) -> None:
         self.instructions.disabled = change["new"] != SUMMARY_CHOICES[2]
 
     def _sync_buttons(self, key: str | None) -> None:

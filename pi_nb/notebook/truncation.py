@@ -12,7 +12,18 @@ from typing import Any, Literal
 
 from pi_nb._js import js_utf8_encode
 from pi_nb.errors import NotebookError, TruncationError
-from pi_nb.notebook._base import COLORS, FONT, SANS, _ipywidgets, _mapping, _WidgetView, escape
+from pi_nb.messages import ToolCall, ToolResultMessage
+from pi_nb.notebook._base import (
+    COLORS,
+    FONT,
+    SANS,
+    TraitChange,
+    _ipywidgets,
+    _mapping,
+    _WidgetView,
+    escape,
+)
+from pi_nb.session.types import SessionMessageEntry
 from pi_nb.truncation import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
@@ -65,7 +76,7 @@ class TruncationReport:
     notice: str | None = None
     tool_name: str | None = None
     tool_call_id: str | None = None
-    tool_call_args: Mapping[str, Any] | None = None
+    tool_call_args: Mapping[str, Any] | None = None  # the tool call's arguments (open JSON)
     is_error: bool = False
     full_output_path: str | None = None
     full_output_exists: bool = False
@@ -222,7 +233,9 @@ def _split_notice(model_text: str, kept: str | None) -> tuple[str, str | None]:
 
 
 def _compare(stored: TruncationResult, computed: TruncationResult) -> tuple[str, ...]:
-    a, b = stored.to_dict(), computed.to_dict()
+    # compared key by key, whatever the values' types
+    a: Mapping[str, object] = stored.to_dict()
+    b: Mapping[str, object] = computed.to_dict()
     return tuple(k for k in a if a[k] != b[k])
 
 
@@ -251,7 +264,9 @@ def _read_full_output(path: str) -> str | None:
 
 
 def _read_tool_text(args: Mapping[str, Any], cwd: str) -> str | None:
-    """The text Pi's read tool truncated: the file's lines from ``offset`` for ``limit`` lines."""
+    """The text Pi's read tool truncated: the file's lines from ``offset`` for ``limit`` lines.
+
+    ``args`` are the recorded call's arguments, open JSON checked here field by field."""
     raw = args.get("path")
     if not isinstance(raw, str):
         return None
@@ -273,10 +288,10 @@ def _read_tool_text(args: Mapping[str, Any], cwd: str) -> str | None:
 
 
 def truncation_report(
-    tool_result: Mapping[str, Any],
+    tool_result: ToolResultMessage | SessionMessageEntry,
     *,
     full_text: str | bytes | None = None,
-    tool_call: Mapping[str, Any] | None = None,
+    tool_call: ToolCall | None = None,
     cwd: str | None = None,
     mode: Literal["head", "tail"] | None = None,
     base_dir: str | None = None,
@@ -288,9 +303,10 @@ def truncation_report(
     ``read`` result with ``tool_call`` and ``cwd`` - from re-reading the file (it may have
     changed since; ``matches`` tells).
     """
-    msg = tool_result.get("message") if tool_result.get("type") == "message" else tool_result
+    msg: object = tool_result.get("message") if tool_result.get("type") == "message" else tool_result
     if not isinstance(msg, Mapping) or msg.get("role") != "toolResult":
         raise NotebookError("truncation_report() needs a toolResult message (or its session entry)")
+    # from here ``msg`` is a toolResult message as stored: its fields are read tolerantly
     details = _mapping(msg.get("details"))
     stored_dict = details.get("truncation")
     stored: TruncationResult | None = None
@@ -627,7 +643,7 @@ class TruncationView(_WidgetView):
             layout=w.Layout(width="420px"),
         )
 
-        def on_lines(change: Mapping[str, Any]) -> None:
+        def on_lines(change: TraitChange) -> None:
             self.context_lines = int(change["new"])
             self.html.value = self.to_html()
 
@@ -656,10 +672,10 @@ def truncation_view(
 
 
 def tool_result_truncation(
-    tool_result: Mapping[str, Any],
+    tool_result: ToolResultMessage | SessionMessageEntry,
     *,
     full_text: str | bytes | None = None,
-    tool_call: Mapping[str, Any] | None = None,
+    tool_call: ToolCall | None = None,
     cwd: str | None = None,
     base_dir: str | None = None,
     context_lines: int = 6,

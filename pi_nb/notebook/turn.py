@@ -22,13 +22,20 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from pi_nb.errors import AgentError
-from pi_nb.messages import block_text
+from pi_nb.messages import AgentMessage, AssistantMessage, block_text
+from pi_nb.notebook._events import is_compaction_end, is_compaction_start, is_run_done
 from pi_nb.truncation import format_size
 
-__all__ = ["TurnFailedError", "TurnResult", "TurnView"]
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
+
+    from pi_nb.notebook._base import MimeBundle
+    from pi_nb.notebook._events import ViewEvent
+
+__all__ = ["TurnFailedError", "TurnMetadata", "TurnMetadataFields", "TurnResult", "TurnView"]
 
 _FONT = "font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px;line-height:1.45"
 _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
@@ -82,6 +89,7 @@ class TurnFailedError(AgentError):
         return [f"{type(self).__name__}: {self}"]
 
 
+# A tool call's arguments are open JSON (each tool its own schema), hence the loose mapping here.
 def _args_preview(name: str, args: Mapping[str, Any]) -> str:
     return _cap(_args_preview_full(name, args), 300)
 
@@ -125,11 +133,16 @@ def _truncation_badge(details: Any, text: str = "") -> str | None:
     return f"truncated by {by}: kept {kept}{where}"
 
 
+def _is_assistant(message: AgentMessage) -> TypeIs[AssistantMessage]:
+    """``message.role == "assistant"`` (a message without a role is none)."""
+    return message.get("role") == "assistant"
+
+
 @dataclass
 class _Tool:
     call_id: str
     name: str
-    args: Mapping[str, Any]
+    args: Mapping[str, Any]  # the tool call's arguments (open JSON)
     status: str = "running"
     result_text: str = ""
     badge: str | None = None
@@ -160,43 +173,11 @@ class TurnView:
     MAX_NOTES: ClassVar[int] = 12
 
     # -- feeding ---------------------------------------------------------------------------------
-    def feed(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
+    def feed(self, event: ViewEvent) -> None:
         self.dirty = True
-        if kind in ("message_start", "message_update", "message_end"):
-            msg = event["message"]
-            role = msg.get("role")
-            if role == "assistant":
-                self._set_assistant(msg, final=kind == "message_end", start=kind == "message_start")
-            elif role == "user" and kind == "message_end" and not self.prompt:
-                self.prompt = _text_of(msg.get("content"))
-            elif role == "custom" and kind == "message_end":
-                self.items.append(("custom", _text_of(msg.get("content")), msg.get("customType")))
-        elif kind == "tool_execution_start":
-            self.items.append(_Tool(event["toolCallId"], event["toolName"], event.get("args") or {}))
-        elif kind == "tool_execution_update":
-            tool = self._tool(event["toolCallId"])
-            if tool is not None:
-                partial = event.get("partialResult")
-                content = (
-                    partial.get("content")
-                    if isinstance(partial, Mapping)
-                    else getattr(partial, "content", None)
-                )
-                tool.result_text = _text_of(content)
-        elif kind == "tool_execution_end":
-            tool = self._tool(event["toolCallId"])
-            if tool is not None:
-                result = event.get("result") or {}
-                tool.status = "error" if event.get("isError") else "ok"
-                tool.result_text = _text_of(result.get("content"))
-                tool.badge = _truncation_badge(result.get("details"), tool.result_text)
-                details = result.get("details")
-                if isinstance(details, Mapping) and details.get("fullOutputPath"):
-                    tool.full_output = str(details["fullOutputPath"])
-        elif kind == "compaction_start":
+        if is_compaction_start(event):
             self.items.append(("compaction", f"compacting ({event.get('reason')})…", None))
-        elif kind == "compaction_end":
+        elif is_compaction_end(event):
             res = event.get("result")
             if event.get("errorMessage"):
                 text = f"compaction ({event.get('reason')}) failed: {event['errorMessage']}"
@@ -220,6 +201,45 @@ class TurnView:
                     break
             else:
                 self.items.append(("compaction", text, None))
+        elif is_run_done(event) or "type" not in event:
+            pass  # the cell's own marker (and, as ever, anything without a type) draws nothing
+        elif (
+            event["type"] == "message_start"
+            or event["type"] == "message_update"
+            or event["type"] == "message_end"
+        ):
+            kind = event["type"]
+            msg = event["message"]
+            role = msg.get("role")
+            if _is_assistant(msg):
+                self._set_assistant(msg, final=kind == "message_end", start=kind == "message_start")
+            elif role == "user" and kind == "message_end" and not self.prompt:
+                self.prompt = _text_of(msg.get("content"))
+            elif role == "custom" and kind == "message_end":
+                self.items.append(("custom", _text_of(msg.get("content")), msg.get("customType")))
+        elif event["type"] == "tool_execution_start":
+            self.items.append(_Tool(event["toolCallId"], event["toolName"], event.get("args") or {}))
+        elif event["type"] == "tool_execution_update":
+            tool = self._tool(event["toolCallId"])
+            if tool is not None:
+                partial = event.get("partialResult")
+                content = (
+                    partial.get("content")
+                    if isinstance(partial, Mapping)
+                    else getattr(partial, "content", None)
+                )
+                tool.result_text = _text_of(content)
+        elif event["type"] == "tool_execution_end":
+            tool = self._tool(event["toolCallId"])
+            if tool is not None:
+                # the tool's result, read tolerantly (``details`` is each tool's own open JSON)
+                result: Mapping[str, Any] = event.get("result") or {}
+                tool.status = "error" if event.get("isError") else "ok"
+                tool.result_text = _text_of(result.get("content"))
+                tool.badge = _truncation_badge(result.get("details"), tool.result_text)
+                details = result.get("details")
+                if isinstance(details, Mapping) and details.get("fullOutputPath"):
+                    tool.full_output = str(details["fullOutputPath"])
 
         self._trim()
 
@@ -244,9 +264,11 @@ class TurnView:
                 return item
         return None
 
-    def _set_assistant(self, msg: Mapping[str, Any], *, final: bool, start: bool = False) -> None:
+    def _set_assistant(self, msg: AssistantMessage, *, final: bool, start: bool = False) -> None:
         """Show an assistant message: ``message_start`` adds a step that its updates and its end
-        replace (the final message can carry a later timestamp than its start)."""
+        replace (the final message can carry a later timestamp than its start).
+
+        Its fields are read with ``.get``: a recorded message may lack some (no ``usage``)."""
         ts = msg.get("timestamp")
         entry = {
             "ts": ts,
@@ -265,7 +287,7 @@ class TurnView:
             entry["streaming"] = True
         if final:
             self.model = str(msg.get("model") or self.model)
-            usage = msg.get("usage") or {}
+            usage: Mapping[str, Any] = msg.get("usage") or {}  # counts read tolerantly, by name
             for k in self.usage:
                 self.usage[k] += int(usage.get(k) or 0)
             total = int(usage.get("totalTokens") or 0) or sum(int(usage.get(k) or 0) for k in self.usage)
@@ -273,23 +295,27 @@ class TurnView:
                 self.last_context_tokens = total
 
     @classmethod
-    def from_messages(cls, messages: Sequence[Mapping[str, Any]], *, model: str = "") -> TurnView:
-        """A recorded turn (user message, assistants, tool results) as a finished view."""
+    def from_messages(cls, messages: Sequence[AgentMessage], *, model: str = "") -> TurnView:
+        """A recorded turn (user message, assistants, tool results) as a finished view.
+
+        The messages come from a session file, so their fields are read tolerantly (``.get``)."""
         view = cls(model=model, status="recorded")
         calls: dict[str, _Tool] = {}
         for msg in messages:
             role = msg.get("role")
             if role == "user" and not view.prompt:
                 view.prompt = _text_of(msg.get("content"))
-            elif role == "assistant":
+            elif _is_assistant(msg):
                 view._set_assistant(msg, final=True)
-                for block in msg.get("content") or []:
+                blocks: Sequence[Mapping[str, Any]] = msg.get("content") or []  # recorded blocks
+                for block in blocks:
                     if block.get("type") == "toolCall":
                         tool = _Tool(block.get("id", ""), block.get("name", ""), block.get("arguments") or {})
                         calls[tool.call_id] = tool
                         view.items.append(tool)
             elif role == "toolResult":
-                found = calls.get(msg.get("toolCallId", ""))
+                recorded: Mapping[str, Any] = msg  # a recorded tool result, read tolerantly
+                found = calls.get(recorded.get("toolCallId", ""))
                 if found is not None:
                     tool = found
                     tool.status = "error" if msg.get("isError") else "ok"
@@ -417,13 +443,32 @@ class TurnView:
         self.dirty = False
         return "".join(out)
 
-    def bundle(self) -> dict[str, str]:
+    def bundle(self) -> MimeBundle:
         """The view as a display bundle: ``text/plain`` (terminals, front ends without HTML) beside
         ``text/html``."""
         return {"text/plain": self.to_text(), "text/html": self.to_html()}
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
         return self.bundle()
+
+
+class TurnMetadataFields(TypedDict):
+    """What a ``%%pi`` cell's output records of its turn (the ``pi_nb`` key of its metadata)."""
+
+    sessionId: str
+    sessionFile: str | None
+    entryIds: list[str]
+    model: str
+    usage: dict[str, int]
+    compactions: int
+    interrupted: bool
+    error: str | None
+
+
+class TurnMetadata(TypedDict):
+    """A ``%%pi`` cell's output metadata: ``{"pi_nb": {...}}``."""
+
+    pi_nb: TurnMetadataFields
 
 
 @dataclass
@@ -433,9 +478,10 @@ class TurnResult:
     session_id: str
     session_file: str | None
     model: str
-    messages: list[dict[str, Any]]
+    messages: list[AgentMessage]
     entry_ids: list[str]
     usage: dict[str, int]
+    #: the prompt's compactions, as ``CompactionOutcome.to_dict()`` (the compaction package's shape)
     compactions: list[dict[str, Any]] = field(default_factory=list)
     interrupted: bool = False
     #: why the turn failed (the provider's or the agent's words), ``None`` when it did not
@@ -448,7 +494,7 @@ class TurnResult:
                 return _text_of(msg.get("content"))
         return ""
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> TurnMetadata:
         return {
             "pi_nb": {
                 "sessionId": self.session_id,
@@ -480,10 +526,8 @@ class TurnResult:
     def __repr__(self) -> str:
         return self._summary()
 
-    def _repr_mimebundle_(
-        self, include: Any = None, exclude: Any = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        data = {
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[MimeBundle, TurnMetadata]:
+        data: MimeBundle = {
             "text/plain": self._summary(),
             "text/html": f'<code style="color:#64748b">{_esc(self._summary())}</code>',
         }

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -64,6 +64,36 @@ DECISION_COLUMNS = (
     "matches_recorded",
 )
 
+
+class DecisionRow(TypedDict):
+    """A row of :func:`decisions_df` (``DECISION_COLUMNS``) before it becomes a frame row."""
+
+    session_id: str | None
+    session_file: str | None
+    index: int
+    checkpoint: str
+    position: int
+    after_entry_id: str | None
+    message_entry_id: str | None
+    context_window: int
+    threshold: int
+    tokens: int | None
+    tokens_source: str | None
+    reason: str | None
+    outcome: str
+    will_retry: bool
+    compacted: bool
+    compaction_id: str | None
+    first_kept_entry_id: str | None
+    tokens_before: int | None
+    tokens_after: int | None
+    is_split_turn: bool | None
+    messages_summarized: int | None
+    tokens_summarized: int | None
+    summary_source: str | None
+    matches_recorded: bool
+
+
 SWEEP_COLUMNS = (
     "session_id",
     "session_file",
@@ -103,7 +133,7 @@ def decisions_df(results: ReplayResult | Iterable[ReplayResult]) -> Any:
     ``matches_recorded``: the recording has a compaction at the same place with the same
     ``firstKeptEntryId`` and ``tokensBefore``.
     """
-    rows: list[dict[str, Any]] = []
+    rows: list[DecisionRow] = []
     for result in _results(results):
         recorded = {(c.position, c.first_kept_entry_id, c.tokens_before) for c in result.recorded_compactions}
         for d in result.decisions:
@@ -152,6 +182,7 @@ def compactions_compare_df(result: ReplayResult) -> Any:
     compacted; ``sim_*`` and ``rec_*`` columns, ``same`` when both cut at the same entry with the
     same ``tokensBefore``.
     """
+    # a frame row per place: "position", then the sim_* and/or rec_* columns of who compacted there
     rows: dict[tuple[int, int], dict[str, Any]] = {}
     counts: dict[tuple[str, int], int] = {}
 
@@ -319,6 +350,7 @@ def plot_replay(result: ReplayResult, *, ax: Any = None, title: str | None = Non
 
 
 def _sweep_files(files: Sequence[str], grid: Mapping[str, Any]) -> list[SweepOutcome]:
+    """``sweep(files, **grid)`` in a worker (``grid``: sweep's keyword arguments)."""
     return sweep(files, **grid)
 
 
@@ -369,8 +401,7 @@ def sweep_df(
         outcomes = sweep(items, **grid)  # type: ignore[arg-type]
     rows = []
     for o in outcomes:
-        row = o.to_dict()
-        row["threshold"] = o.context_window - o.reserve_tokens
+        row: dict[str, object] = {**o.to_dict(), "threshold": o.context_window - o.reserve_tokens}
         rows.append(row)
     return pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
 

@@ -994,7 +994,10 @@ class _Walk:
             and prev_msg.get("role") == "assistant"
             and (
                 prev_msg.get("stopReason") == "length"
-                or (prev_msg.get("stopReason") == "error" and is_context_overflow(prev_msg, None))
+                or (
+                    prev_msg.get("stopReason") == "error"
+                    and is_context_overflow(cast(AssistantMessage, prev_msg), None)
+                )
             )
         )
         if failed:
@@ -1111,8 +1114,11 @@ class _Walk:
             msg.get("provider") == model_change.get("provider")
             and msg.get("model") == model_change.get("modelId")
         )
-        overflow = same_model and is_context_overflow(msg, window)
-        recoverable = same_model and is_recoverable_length(msg, self.policy.max_tokens)
+        # both checks read the message tolerantly and answer False for anything but an assistant message
+        overflow = same_model and is_context_overflow(cast(AssistantMessage, msg), window)
+        recoverable = same_model and is_recoverable_length(
+            cast(AssistantMessage, msg), self.policy.max_tokens
+        )
         usage_source: Literal["usage", "rebased_usage"] = (
             "rebased_usage" if id(msg) in self.rebased else "usage"
         )
@@ -1287,7 +1293,7 @@ def _load(session: SessionInput, leaf_id: str | None) -> tuple[list[SessionEntry
     elif isinstance(session, Sequence) and not isinstance(session, (bytes, bytearray)):
         if not all(isinstance(e, Mapping) for e in session):
             raise ReplayError("a list of session entries must hold only mappings")
-        manager = SessionManager.in_memory(None, entries=list(session))
+        manager = SessionManager.in_memory(None, entries=cast("list[FileEntry]", list(session)))
         session_file = None
     else:
         raise ReplayError(

@@ -51,6 +51,7 @@ from pi_nb.compaction import (
     run_compaction,
     should_compact,
 )
+from pi_nb.compaction._types import CompactionOutcomeDict
 from pi_nb.compaction.settings import CompactionSettings, validate_reserve_for_window
 from pi_nb.errors import AgentError, PiNbError
 from pi_nb.messages import (
@@ -225,7 +226,7 @@ class PromptResult:
     messages: list[AgentMessage] = field(default_factory=list)
     entry_ids: list[str] = field(default_factory=list)
     # CompactionOutcome.to_dict() of each compaction (its shape belongs to pi_nb.compaction)
-    compactions: list[dict[str, Any]] = field(default_factory=list)
+    compactions: list[CompactionOutcomeDict] = field(default_factory=list)
     notices: list[TurnNoticeEvent] = field(default_factory=list)
     """``turn_notice`` events of this prompt: ``{type, level, code, message}`` (codes: TURN_NOTICE_CODES)."""
     error: str | None = None

@@ -182,7 +182,7 @@ def _tokens_before(path_entries: Sequence[SessionEntry]) -> int:
     if _is_chain(path_entries):
         # (the projection returns entries of the path it is given: session entries; typed as such
         # here until the session module says so itself)
-        entries = cast(list[SessionEntry], context_entries_from_path(list(path_entries)))
+        entries = context_entries_from_path(list(path_entries))
     else:
         entries = build_context_entries(path_entries)
     tail: list[AgentMessage] = []

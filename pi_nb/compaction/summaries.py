@@ -186,7 +186,7 @@ async def complete_summarization(
     async def produce() -> AssistantMessage:
         # (Model.complete returns the final assistant message; typed as one here until the
         # provider layer says so itself)
-        return cast(AssistantMessage, await model.complete(context, request))
+        return await model.complete(context, request)
 
     return await retry_assistant_call(produce, retry, request.signal, callbacks, sleep=sleep)
 

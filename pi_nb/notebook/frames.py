@@ -40,7 +40,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -54,6 +54,7 @@ from pi_nb.errors import (
     PiNbError,
     SessionFileCorruptError,
 )
+from pi_nb.messages import Usage
 from pi_nb.session.context import (
     build_context_entries,
     build_session_context,
@@ -62,7 +63,7 @@ from pi_nb.session.context import (
 from pi_nb.session.jsonl import SessionFileContents, gc_paused, read_session_file
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.paths import session_files_under
-from pi_nb.session.types import SessionEntry
+from pi_nb.session.types import FileEntry, SessionEntry
 from pi_nb.tokens import calculate_context_tokens, count_message_tokens, estimate_tokens
 
 __all__ = [
@@ -520,7 +521,10 @@ def read_session(path: str) -> SessionFileContents:
         isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str)
     ):
         return read_session_file(path)
-    return SessionFileContents(path, True, len(data), True, entries, (), True, data.count(b"\n"))
+    # every line was checked to be a JSON object above; the header just now
+    return SessionFileContents(
+        path, True, len(data), True, cast("list[FileEntry]", entries), (), True, data.count(b"\n")
+    )
 
 
 @dataclass
@@ -868,7 +872,7 @@ def _usage_context_tokens(usage: Mapping[str, Any] | None) -> int | None:
     if not usage:
         return None
     try:
-        return calculate_context_tokens(usage)
+        return calculate_context_tokens(cast("Usage", usage))  # checked there: InvalidMessageError
     except InvalidMessageError:
         return None
 

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
+
+if TYPE_CHECKING:
+    from pi_nb.messages import Usage
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -137,7 +140,7 @@ def _usable_usage(message: Mapping[str, Any]) -> int | None:
     if not isinstance(usage, Mapping) or not usage:
         return None
     try:
-        tokens = calculate_context_tokens(usage)
+        tokens = calculate_context_tokens(cast("Usage", usage))  # checked there: InvalidMessageError
     except InvalidMessageError:
         return None
     return tokens if tokens > 0 else None

@@ -38,7 +38,7 @@ from pi_nb.tokens import (
 )
 
 if TYPE_CHECKING:
-    from pi_nb.messages import AgentMessage
+    from pi_nb.messages import AgentMessage, Usage
     from pi_nb.session.types import SessionEntry
 
 __all__ = [
@@ -155,7 +155,7 @@ def _as_message(source: Any) -> Mapping[str, Any]:
         if "role" in source:
             return source
         if "type" in source:  # a session entry
-            messages = session_entry_to_context_messages(source)
+            messages = session_entry_to_context_messages(cast("SessionEntry", source))  # checked there
             if not messages:
                 raise NotebookError(
                     f"entry {source.get('id')!r} ({source.get('type')}) puts no message in context"
@@ -176,7 +176,7 @@ class TokenSpanView(StaticView):
         self.max_tokens = max_tokens
         self.parts = [(label, token_spans(text, encoding)) for label, text in message_parts(message)]
         self.tiktoken = sum(len(s.ids) for _, spans in self.parts for s in spans)
-        self.estimate = estimate_tokens(message)
+        self.estimate = estimate_tokens(cast("AgentMessage", message))  # read tolerantly there
         usage = message.get("usage") if message.get("role") == "assistant" else None
         self.usage_output: int | None = (
             int(usage["output"])
@@ -312,7 +312,7 @@ def token_comparison_df(source: Any, *, encoding: str = DEFAULT_ENCODING) -> Any
                 "estimate_tokens": est,
                 "tiktoken_tokens": tik,
                 "usage_output": usage.get("output") if isinstance(usage, Mapping) else None,
-                "usage_context": calculate_context_tokens(usage)
+                "usage_context": calculate_context_tokens(cast("Usage", usage))
                 if isinstance(usage, Mapping) and usage
                 else None,
                 "estimate_minus_tiktoken": est - tik,
@@ -406,7 +406,9 @@ def turn_comparison_df(source: Any, *, encoding: str = DEFAULT_ENCODING) -> Any:
         if t["last_entry_id"] is not None:
             context = build_session_context(entries, t["last_entry_id"]).messages
         usage = last.get("usage") if last is not None else None
-        reported = calculate_context_tokens(usage) if isinstance(usage, Mapping) and usage else None
+        reported = (
+            calculate_context_tokens(cast("Usage", usage)) if isinstance(usage, Mapping) and usage else None
+        )
         t["context_estimate_tokens"] = sum(estimate_tokens(m) for m in context) if context else None
         t["context_tiktoken_tokens"] = (
             sum(count_message_tokens(m, encoding) for m in context) if context else None

@@ -31,6 +31,7 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from pi_nb.errors import InvalidMessageError, ProviderError
 from pi_nb.messages import Usage, UsageCost
+from pi_nb.session.types import SessionEntry
 
 __all__ = [
     "KNOWN_MODELS",
@@ -392,7 +393,8 @@ def session_context_window(entries: Sequence[Mapping[str, Any]], leaf_id: str | 
     """
     from pi_nb.session.context import build_session_context
 
-    model = build_session_context(entries, leaf_id)
+    # entries read tolerantly from a file: build_session_context checks each one itself
+    model = build_session_context(cast("Sequence[SessionEntry]", entries), leaf_id)
     if not model.model:
         return None
     return context_window_for(model.model.get("provider"), model.model.get("modelId"))

@@ -14,9 +14,10 @@ import sys
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NotRequired, TypedDict
 
-from pi_nb.errors import InvalidSessionFileError, NotebookError
+from pi_nb.errors import NotebookError
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.paths import session_files_under
+from pi_nb.session.tree_model import load_session_file
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
@@ -152,12 +153,7 @@ def load_session(source: Any) -> SessionManager:
             raise NotebookError(
                 f"{path} is a directory: pass one session file (views take a directory as a list of its files)"
             )
-        try:
-            return SessionManager.in_memory_from_file(path)
-        except FileNotFoundError:
-            raise NotebookError(f"no such session file: {path}") from None
-        except InvalidSessionFileError as exc:
-            raise NotebookError(str(exc)) from None
+        return load_session_file(path)
     if isinstance(source, Sequence) and not isinstance(source, (str, bytes)):
         if all(isinstance(e, Mapping) for e in source):
             return SessionManager.in_memory(None, entries=list(source))

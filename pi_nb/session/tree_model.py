@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from pi_nb._js import UNDEFINED, Undefined, js_homedir, js_stringify
 from pi_nb.errors import InvalidSessionFileError, NotebookError
@@ -31,6 +31,9 @@ from pi_nb.session.manager import _sort_by_timestamp
 from pi_nb.session.types import FileEntry, SessionEntry
 from pi_nb.tokens import DEFAULT_ENCODING, count_message_tokens, estimate_tokens
 
+if TYPE_CHECKING:
+    from pi_nb.session.manager import SessionManager
+
 __all__ = [
     "FILTER_MODES",
     "FilterMode",
@@ -39,6 +42,7 @@ __all__ = [
     "TreeSource",
     "TreeStats",
     "format_tool_call",
+    "load_session_file",
 ]
 
 FilterMode = Literal["all", "default", "no-tools", "user-only", "labeled-only"]
@@ -1166,19 +1170,26 @@ class SessionTreeModel:
         return f"[{etype}]", "", "meta", ""
 
 
+def load_session_file(path: str) -> SessionManager:
+    """A session file loaded in memory for a view (the file is never written), its errors as one
+    :class:`~pi_nb.errors.NotebookError` line: a missing file, or one that is not a session."""
+    from pi_nb.session.manager import SessionManager
+
+    try:
+        return SessionManager.in_memory_from_file(path)
+    except FileNotFoundError:
+        raise NotebookError(f"no such session file: {path}") from None
+    except InvalidSessionFileError as exc:
+        raise NotebookError(str(exc)) from None
+
+
 def _load_source(source: Any) -> TreeSource:
     from pi_nb.session.manager import SessionManager
 
     if isinstance(source, SessionManager):
         return source
     if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        try:
-            return SessionManager.in_memory_from_file(path)
-        except FileNotFoundError:
-            raise NotebookError(f"no such session file: {path}") from None
-        except InvalidSessionFileError as exc:
-            raise NotebookError(str(exc)) from None
+        return load_session_file(os.fspath(source))
     if isinstance(source, TreeSource):
         return source
     if isinstance(source, Sequence) and not isinstance(source, (str, bytes)):

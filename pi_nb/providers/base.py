@@ -18,7 +18,7 @@ import copy
 import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
@@ -395,6 +395,8 @@ class RemoteModel(Model):
         name: str | None = None,
         timeout: float = 600.0,
         max_retries: int = 2,
+        pi_model: Mapping[str, Any] | None = None,
+        transport: Any = None,
     ) -> None:
         super().__init__(
             id=id,
@@ -414,3 +416,35 @@ class RemoteModel(Model):
             register_secret_env(self.api_key_env)
         self.timeout = timeout
         self.max_retries = max_retries
+        # the catalog entry as pi-ai has it (compat, headers, thinkingLevelMap, cost...): open JSON
+        self.pi_model_raw: dict[str, Any] = dict(pi_model or {})
+        # an httpx.AsyncBaseTransport for every request of this model (tests capture the wire
+        # with one; None is the real network)
+        self.transport = transport
+
+    def pi_ai_model(self) -> dict[str, Any]:
+        """This model as a pi-ai ``Model`` object (what pi-ai's request builders read): the catalog
+        entry with this object's current id, provider, API, base URL, limits, reasoning and input."""
+        out: dict[str, Any] = dict(self.pi_model_raw)
+        out.update(
+            id=self.id,
+            name=self.name,
+            api=self.pi_model_raw.get("api", self.api),
+            provider=self.provider,
+            baseUrl=self.base_url or self.pi_model_raw.get("baseUrl") or "",
+            reasoning=self.reasoning,
+            input=list(self.input),
+            contextWindow=self.context_window,
+            maxTokens=self.max_tokens,
+        )
+        out.setdefault("cost", {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0})
+        return out
+
+    def http_client(self) -> Any:
+        """An ``httpx.AsyncClient`` over :attr:`transport` for an SDK's ``http_client=``, or ``None``
+        (the SDK's own client) when no transport is set."""
+        if self.transport is None:
+            return None
+        import httpx
+
+        return httpx.AsyncClient(transport=self.transport, timeout=self.timeout)

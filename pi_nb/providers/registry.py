@@ -152,6 +152,7 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
             kwargs["base_url"] = known.base_url
         # usage.cost of every answer, as pi-ai's providers compute it (the catalog's prices)
         kwargs["cost_function"] = functools.partial(calculate_cost, known)
+        kwargs["pi_model"] = known.raw
         if api == "openai-responses":
             level_map = known.raw.get("thinkingLevelMap")
             if isinstance(level_map, dict):

@@ -1,0 +1,108 @@
+"""The wire, byte for byte: for every runnable catalog model x conversation x thinking level
+(``tests/wire_cases.py``), pi_nb's request (url, method, headers, JSON body) and the message it
+records of the canned answer equal what pi-ai 0.85.0 sends and records as Pi's agent calls it
+(``tests/golden/wire_requests.jsonl.gz``, made by ``tests/golden/make_wire.py``).
+
+Runs pi_nb's real providers (their SDKs and HTTP code) over an in-process capturing transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import wire_cases
+from wire_capture import CaptureTransport
+
+GOLDEN = Path(__file__).parent / "golden" / "wire_requests.jsonl.gz"
+
+
+def _golden() -> dict[str, dict[str, Any]]:
+    with gzip.open(GOLDEN, "rt", encoding="utf-8") as f:
+        return {d["name"]: d for d in map(json.loads, f)}
+
+
+def _pi_nb_side(model_raw: dict[str, Any], conversation: str, level: str) -> tuple[list[dict[str, Any]], Any]:
+    from pi_nb.providers.simple_options import pi_user_agent
+
+    from pi_nb.providers.base import Context, StreamOptions
+    from pi_nb.providers.registry import get_model
+
+    transport = CaptureTransport([wire_cases.canned_response(model_raw["api"])])
+    model = get_model(f"{model_raw['provider']}/{model_raw['id']}", transport=transport)
+    ctx = wire_cases.context_for(model_raw, conversation)
+    context = Context(ctx["systemPrompt"], ctx["messages"], ctx.get("tools"))
+    options = StreamOptions(reasoning=None if level == "off" else level, session_id=wire_cases.SESSION_ID)
+
+    async def run() -> Any:
+        final = None
+        async for event in model.stream(context, options):
+            if event["type"] == "done":
+                final = event["message"]
+            elif event["type"] == "error":
+                final = event["error"]
+        return final
+
+    final = asyncio.run(run())
+    ua = pi_user_agent()
+    return [wire_cases.comparable(q, ua) for q in transport.requests], final
+
+
+@pytest.fixture(scope="module")
+def fake_keys() -> Any:
+    from pi_nb.providers.catalog import list_providers, provider_api_key_env
+
+    env = wire_cases.fake_env({p: list(provider_api_key_env(p)) for p in list_providers()})
+    saved = {
+        k: os.environ.get(k)
+        for k in [*env, "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN", "PI_CACHE_RETENTION"]
+    }
+    os.environ.update(env)
+    for k in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN", "PI_CACHE_RETENTION"):
+        os.environ.pop(k, None)
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def _clean_message(message: Any) -> Any:
+    if isinstance(message, dict):
+        message = {**message, "timestamp": 0}
+    return json.loads(json.dumps(message))
+
+
+def test_golden_covers_the_runnable_catalog() -> None:
+    golden = _golden()
+    names = {c[0] for c in wire_cases.all_cases()}
+    assert names == set(golden)
+
+
+def test_every_request_equals_pi_ai(fake_keys: Any) -> None:
+    golden = _golden()
+    failures: Counter[str] = Counter()
+    examples: dict[str, str] = {}
+    for name, model_raw, conversation, level in wire_cases.all_cases():
+        want = golden[name]
+        got_requests, got_message = _pi_nb_side(model_raw, conversation, level)
+        for part, got, exp in (
+            ("requests", got_requests, want["requests"]),
+            ("message", _clean_message(got_message), _clean_message(want["message"])),
+        ):
+            if got != exp:
+                key = f"{model_raw['api']}:{part}"
+                failures[key] += 1
+                examples.setdefault(
+                    key, f"{name}\n got: {json.dumps(got)[:1500]}\nwant: {json.dumps(exp)[:1500]}"
+                )
+    assert not failures, f"{sum(failures.values())} differ: {dict(failures)}\n" + "\n\n".join(
+        examples.values()
+    )

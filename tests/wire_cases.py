@@ -1,0 +1,373 @@
+"""The wire cases both sides run: pi-ai 0.85.0 (``tests/golden/make_wire.py``, in Node) and pi_nb
+(``tests/test_wire_requests.py``, in Python, no Node).
+
+A case is one catalog model x one conversation x one thinking level. The conversations are Pi
+``Message`` lists (what Pi's agent hands its stream function after ``convertToLlm``):
+
+* ``tools``: a system prompt, one user prompt, Pi's four coding tools (read, bash, edit, write);
+* ``history``: an earlier answer of the *same* model with a signed thinking block, text and a tool
+  call, its tool result with text and an image, a user image, then a new prompt;
+* ``foreign``: the same history answered by *another* model (thinking turns into text or is
+  dropped, tool-call ids are normalised per provider);
+* ``broken``: an error turn and an aborted turn in the history, an unanswered tool call (Pi inserts
+  "No result provided"), an empty tool result ("(no tool output)").
+
+Levels: ``off``, ``medium`` and the model's highest (``xhigh``/``max`` where its level map has
+them, else ``high``). Every request is answered with a canned minimal stream of the model's API.
+The comparison (:func:`comparable`) drops only what differs by runtime, not by pi_nb's choice:
+the SDKs' ``x-stainless-*`` telemetry headers (``lang: js`` vs ``python``...), transport headers
+(``host``, ``connection``, ``accept-encoding``, ``content-length``) and the kernel release inside
+Pi's user agent (checked separately).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+SESSION_ID = "0b9c7c9e-7a43-4f6e-9d1e-2d7c2b3f4a51"
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+SYSTEM = "You are an expert coding assistant operating inside pi, a coding agent harness.\n\nCurrent working directory: /tmp/project"
+
+# the APIs pi_nb runs, and the providers that sign in (OAuth) instead of taking a key
+RUN_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "mistral-conversations")
+SIGN_IN_PROVIDERS = ("github-copilot", "openai-codex")
+
+# fake credentials for every provider variable, and Cloudflare's account/gateway placeholders
+FAKE_ENV_VALUE = "test-key-0123456789"
+EXTRA_ENV = {"CLOUDFLARE_ACCOUNT_ID": "acct123", "CLOUDFLARE_GATEWAY_ID": "gw123"}
+
+DROP_HEADERS = frozenset({"host", "connection", "accept-encoding", "content-length"})
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    """Pi's read, bash, edit, write tools as sent to a model (pi_nb's schemas equal Pi's: golden-tested)."""
+    from pi_nb.tools.registry import create_coding_tools
+
+    return [
+        {"name": t.name, "description": t.description, "parameters": t.parameters}
+        for t in create_coding_tools("/tmp/project")
+    ]
+
+
+def _usage() -> dict[str, Any]:
+    return {
+        "input": 120,
+        "output": 40,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 160,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
+def _assistant(provider: str, api: str, model: str, signature: str | None, call_id: str) -> dict[str, Any]:
+    thinking: dict[str, Any] = {
+        "type": "thinking",
+        "thinking": "The user wants the file list. I will run ls.",
+    }
+    if signature is not None:
+        thinking["thinkingSignature"] = signature
+    return {
+        "role": "assistant",
+        "content": [
+            thinking,
+            {"type": "text", "text": "Let me look at the files."},
+            {"type": "toolCall", "id": call_id, "name": "bash", "arguments": {"command": "ls -la"}},
+        ],
+        "api": api,
+        "provider": provider,
+        "model": model,
+        "usage": _usage(),
+        "stopReason": "toolUse",
+        "timestamp": 1767225600000,
+    }
+
+
+def _signature_for(api: str) -> str:
+    """A thinking signature of the shape the API itself produces."""
+    if api == "anthropic-messages":
+        return "EqQBCkYIBxgCKkDsig" + "A" * 40
+    if api == "openai-responses":
+        return json.dumps(
+            {
+                "type": "reasoning",
+                "id": "rs_0123456789abcdef",
+                "summary": [{"type": "summary_text", "text": "Plan: run ls."}],
+                "encrypted_content": "gAAAAABenc",
+            },
+            separators=(",", ":"),
+        )
+    if api == "openai-completions":
+        return "reasoning_content"
+    return "reasoning"
+
+
+def _call_id(api: str) -> str:
+    if api == "openai-responses":
+        return "call_abc123|fc_0123456789abcdef"
+    if api == "anthropic-messages":
+        return "toolu_01A09q90qw90lq917835lq9"
+    if api == "mistral-conversations":
+        return "D681PevKs"
+    return "call_abc123"
+
+
+def conversations(model: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The conversations for one pi-ai model dict (``provider``, ``api``, ``id``)."""
+    provider, api, mid = model["provider"], model["api"], model["id"]
+    same_call = _call_id(api)
+    # the "other model" is on another API than this one, with that API's id shapes
+    other_api = "openai-responses" if api != "openai-responses" else "anthropic-messages"
+    other_call = (
+        "call_xyz789|fc_fedcba9876543210" if other_api == "openai-responses" else "toolu_01XYZ" + "b" * 20
+    )
+    prompt = {
+        "role": "user",
+        "content": "List the files here and summarise them.",
+        "timestamp": 1767225600000,
+    }
+    image_user = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "And what is in this picture?"},
+            {"type": "image", "data": PNG_1PX, "mimeType": "image/png"},
+        ],
+        "timestamp": 1767225660000,
+    }
+
+    def result(call_id: str, text: str, image: bool, error: bool = False) -> dict[str, Any]:
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        if image:
+            content.append({"type": "image", "data": PNG_1PX, "mimeType": "image/png"})
+        return {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": "bash",
+            "content": content,
+            "isError": error,
+            "timestamp": 1767225630000,
+        }
+
+    history = [
+        prompt,
+        _assistant(provider, api, mid, _signature_for(api), same_call),
+        result(same_call, "total 8\n-rw-r--r-- 1 u u 12 notes.txt\n-rw-r--r-- 1 u u 40 logo.png", True),
+        image_user,
+    ]
+    foreign = [
+        prompt,
+        _assistant("other-provider", other_api, "other-model", _signature_for(other_api), other_call),
+        result(other_call, "total 8\n-rw-r--r-- 1 u u 12 notes.txt", True),
+        image_user,
+    ]
+    error_turn = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Partial answer before the failure"}],
+        "api": api,
+        "provider": provider,
+        "model": mid,
+        "usage": _usage(),
+        "stopReason": "error",
+        "errorMessage": "500: upstream failure",
+        "timestamp": 1767225700000,
+    }
+    aborted = _assistant(provider, api, mid, None, same_call + "2")
+    aborted["stopReason"] = "aborted"
+    aborted["errorMessage"] = "Request was aborted"
+    orphan = _assistant(provider, api, mid, None, same_call + "3")
+    orphan["content"] = [
+        {"type": "toolCall", "id": same_call + "3", "name": "bash", "arguments": {"command": "sleep 20"}}
+    ]
+    empty_call = same_call + "4"
+    empty = _assistant(provider, api, mid, None, empty_call)
+    empty["content"] = [
+        {"type": "toolCall", "id": empty_call, "name": "read", "arguments": {"path": "empty.txt"}}
+    ]
+    broken = [
+        prompt,
+        error_turn,
+        {"role": "user", "content": "Try again.", "timestamp": 1767225710000},
+        aborted,
+        {"role": "user", "content": "Run sleep 20.", "timestamp": 1767225720000},
+        orphan,
+        {"role": "user", "content": "Never mind. Read empty.txt.", "timestamp": 1767225740000},
+        empty,
+        {**result(empty_call, "", False), "toolName": "read"},
+        {"role": "user", "content": "Thanks.", "timestamp": 1767225760000},
+    ]
+    return {"tools": [prompt], "history": history, "foreign": foreign, "broken": broken}
+
+
+def levels(model: dict[str, Any]) -> list[str]:
+    """off, medium and the model's highest level (its map's xhigh/max, else high)."""
+    top = "high"
+    level_map = model.get("thinkingLevelMap") or {}
+    for level in ("max", "xhigh"):
+        if level_map.get(level) is not None:
+            top = level
+            break
+    return ["off", "medium", top] if model.get("reasoning") else ["off"]
+
+
+def context_for(model: dict[str, Any], name: str) -> dict[str, Any]:
+    messages = conversations(model)[name]
+    ctx: dict[str, Any] = {"systemPrompt": SYSTEM, "messages": messages}
+    if name in ("tools", "history", "broken"):
+        ctx["tools"] = tool_schemas()
+    return ctx
+
+
+def canned_response(api: str) -> dict[str, Any]:
+    """A minimal valid streamed answer of ``api`` (text "ok", stop)."""
+    if api == "anthropic-messages":
+        events = [
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "m",
+                    "content": [],
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 1},
+                },
+            },
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+            {"type": "message_stop"},
+        ]
+        body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    elif api == "openai-responses":
+        events = [
+            {"type": "response.created", "response": {"id": "resp_1", "status": "in_progress", "output": []}},
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {
+                    "type": "message",
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "status": "in_progress",
+                    "content": [],
+                },
+            },
+            {
+                "type": "response.content_part.added",
+                "item_id": "msg_1",
+                "output_index": 0,
+                "content_index": 0,
+                "part": {"type": "output_text", "text": ""},
+            },
+            {
+                "type": "response.output_text.delta",
+                "item_id": "msg_1",
+                "output_index": 0,
+                "content_index": 0,
+                "delta": "ok",
+            },
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {
+                    "type": "message",
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": "ok"}],
+                },
+            },
+            {
+                "type": "response.completed",
+                "response": {
+                    "id": "resp_1",
+                    "status": "completed",
+                    "usage": {
+                        "input_tokens": 10,
+                        "output_tokens": 1,
+                        "total_tokens": 11,
+                        "input_tokens_details": {"cached_tokens": 0},
+                    },
+                },
+            },
+        ]
+        body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    else:  # Chat Completions and Mistral's chat stream
+        chunks = [
+            {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": 1,
+                "model": "m",
+                "choices": [
+                    {"index": 0, "delta": {"role": "assistant", "content": "ok"}, "finish_reason": None}
+                ],
+            },
+            {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": 1,
+                "model": "m",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+            },
+        ]
+        body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    return {"status": 200, "headers": {"content-type": "text/event-stream"}, "body": body}
+
+
+def runnable_models() -> list[dict[str, Any]]:
+    """Every catalog model on an API pi_nb runs, from a provider that takes a key."""
+    from pi_nb.providers.catalog import list_models
+
+    return [
+        m.raw for m in list_models() if m.raw.get("api") in RUN_APIS and m.provider not in SIGN_IN_PROVIDERS
+    ]
+
+
+def case_name(model: dict[str, Any], conversation: str, level: str) -> str:
+    return f"{model['provider']}/{model['id']}|{conversation}|{level}"
+
+
+def all_cases() -> list[tuple[str, dict[str, Any], str, str]]:
+    """``(name, model, conversation, level)`` for the whole runnable catalog."""
+    out = []
+    for model in runnable_models():
+        for conversation in ("tools", "history", "foreign", "broken"):
+            for level in levels(model):
+                out.append((case_name(model, conversation, level), model, conversation, level))
+    return out
+
+
+def fake_env(providers_env: dict[str, list[str]]) -> dict[str, str]:
+    env = {name: FAKE_ENV_VALUE for names in providers_env.values() for name in names}
+    env.update(EXTRA_ENV)
+    # Anthropic: an API key, not the bearer sign-in variables
+    for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN"):
+        env.pop(name, None)
+    return env
+
+
+def comparable(request: dict[str, Any], user_agent: str | None = None) -> dict[str, Any]:
+    """A captured request as compared: url, method, headers without runtime telemetry, body as JSON."""
+    headers = {
+        k.lower(): v
+        for k, v in request["headers"].items()
+        if not k.lower().startswith("x-stainless-") and k.lower() not in DROP_HEADERS
+    }
+    if user_agent is not None and headers.get("user-agent") == user_agent:
+        headers["user-agent"] = "<pi user agent>"
+    body_text = request.get("body")
+    try:
+        body: Any = json.loads(body_text) if body_text else None
+    except ValueError:
+        body = body_text
+    return {
+        "url": request["url"],
+        "method": request["method"],
+        "headers": dict(sorted(headers.items())),
+        "body": body,
+    }

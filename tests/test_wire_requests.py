@@ -86,11 +86,15 @@ def test_golden_covers_the_runnable_catalog() -> None:
     assert names == set(golden)
 
 
-def test_every_request_equals_pi_ai(fake_keys: Any) -> None:
+@pytest.mark.parametrize("api", wire_cases.RUN_APIS)
+def test_every_request_equals_pi_ai(api: str, fake_keys: Any) -> None:
+    """Every case of one API. ``PI_NB_WIRE_STEP=N`` (development only) runs every N-th case."""
     golden = _golden()
+    step = int(os.environ.get("PI_NB_WIRE_STEP", "1"))
+    cases = [c for c in wire_cases.all_cases() if c[1]["api"] == api][::step]
     failures: Counter[str] = Counter()
     examples: dict[str, str] = {}
-    for name, model_raw, conversation, level in wire_cases.all_cases():
+    for name, model_raw, conversation, level in cases:
         want = golden[name]
         got_requests, got_message = _pi_nb_side(model_raw, conversation, level)
         for part, got, exp in (
@@ -98,11 +102,12 @@ def test_every_request_equals_pi_ai(fake_keys: Any) -> None:
             ("message", _clean_message(got_message), _clean_message(want["message"])),
         ):
             if got != exp:
-                key = f"{model_raw['api']}:{part}"
+                key = f"{conversation}:{part}"
                 failures[key] += 1
                 examples.setdefault(
-                    key, f"{name}\n got: {json.dumps(got)[:1500]}\nwant: {json.dumps(exp)[:1500]}"
+                    key, f"{name}\n got: {json.dumps(got)[:2500]}\nwant: {json.dumps(exp)[:2500]}"
                 )
-    assert not failures, f"{sum(failures.values())} differ: {dict(failures)}\n" + "\n\n".join(
-        examples.values()
+    assert not failures, (
+        f"{sum(failures.values())} of {len(cases)} cases differ: {dict(failures)}\n"
+        + "\n\n".join(examples.values())
     )

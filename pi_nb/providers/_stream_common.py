@@ -44,6 +44,7 @@ __all__ = [
     "JsError",
     "NormalizedProviderError",
     "StreamProtocolError",
+    "api_error_message",
     "apply_cost",
     "block_delta_event",
     "block_start_event",
@@ -604,6 +605,29 @@ def openrouter_raw_metadata(error: object) -> str | None:
     metadata = error.error.get("metadata")
     raw = metadata.get("raw") if isinstance(metadata, Mapping) else None
     return _js_string(raw) if js_truthy(raw) else None
+
+
+def api_error_message(api: str, error: object) -> str:
+    """The ``errorMessage`` pi-ai's stream function for ``api`` writes when its SDK call throws.
+
+    ``openai-completions``: :func:`format_provider_error` of the normalised error, then OpenRouter's
+    ``error.metadata.raw`` on a new line unless the text already holds it; ``openai-responses``:
+    the same with the prefix ``OpenAI API error``; ``anthropic-messages`` (and any other api):
+    the error's own message (``JSON.stringify`` of a non-``Error`` throw).
+    """
+    if isinstance(error, BaseException):
+        error = js_shaped_error_from(error)
+    if api == "openai-completions":
+        text = format_provider_error(normalize_provider_error(error))
+        raw = openrouter_raw_metadata(error)
+        if raw and raw not in text:
+            text += f"\n{raw}"
+        return text
+    if api == "openai-responses":
+        return format_provider_error(normalize_provider_error(error), "OpenAI API error")
+    if isinstance(error, JsError):
+        return error.message
+    return safe_json_stringify(error)
 
 
 # ------------------------------------------- Python SDK exceptions as the JavaScript SDKs' errors

@@ -219,6 +219,8 @@ def tool_result(call_id: str, name: str, ts: int) -> dict[str, Any]:
         "isError": rng.random() < 0.2,
         "timestamp": ts,
     }
+    if rng.random() < 0.03:
+        msg["content"] = "a tool result given as a plain string"  # untyped callers
     if rng.random() < 0.1:
         msg["addedToolNames"] = rng.sample(["read", "bash", "edit", "grep"], rng.randint(1, 2))
     return msg
@@ -562,6 +564,7 @@ STREAM_ERRORS: list[tuple[int, dict[str, str], dict[str, str]]] = [
     (200, SSE, {"text": 'data: {"error": {"message": "stream broke", "type": "server_error"}}\n\n'}),
     (200, SSE, {"text": 'data: {"error": "plain text error"}\n\n'}),
     (200, SSE, {"text": 'data: {"error": {"code": 500}}\n\n'}),
+    (200, SSE, {"text": 'data: {"error": {}}\n\n'}),
     (
         200,
         SSE,

@@ -237,7 +237,18 @@ async def _python_sdk_error(family: str, response: dict[str, Any]) -> BaseExcept
     import openai
 
     http: Any
-    if family == "anthropic":
+    if "reject" in response:
+        # the request fails before an answer: no connection, or no answer within the timeout
+        import httpx2
+
+        mod: Any = httpx2 if family == "anthropic" else httpx
+        kind = mod.ConnectError if response["reject"] == "connect" else mod.ConnectTimeout
+
+        def fail(q: Any) -> Any:
+            raise kind("simulated", request=q)
+
+        http = mod.AsyncClient(transport=mod.MockTransport(fail))
+    elif family == "anthropic":
         # the anthropic SDK takes only its own httpx2 clients: the same canned answer through one
         import httpx2
 
@@ -316,7 +327,7 @@ def test_python_sdk_errors_become_the_js_sdk_errors() -> None:
     compared = 0
     bad = []
     for response, js_errors, pi_results in cases:
-        if response["body"].get("text") in KNOWN_SDK_GAPS:
+        if response["body"].get("text") in KNOWN_SDK_GAPS and "reject" not in response:
             continue
         for family, js in js_errors.items():
             exc = asyncio.run(_python_sdk_error(family, response))
@@ -335,7 +346,7 @@ def test_python_sdk_errors_become_the_js_sdk_errors() -> None:
             for api, fam in API_FAMILY.items():
                 # pi-ai's anthropic-messages reads the stream itself (an `error` event becomes
                 # `new Error(data)`): only its HTTP status errors come from the SDK
-                sdk_made = api != "anthropic-messages" or response["status"] >= 400
+                sdk_made = api != "anthropic-messages" or response.get("status", 999) >= 400
                 if fam == family and api in pi_results and sdk_made:
                     want_text = pi_results[api]["errorMessage"]
                     got_text = sc.api_error_message(api, exc)
@@ -343,6 +354,38 @@ def test_python_sdk_errors_become_the_js_sdk_errors() -> None:
                         bad.append((api, response, got_text, want_text))
     assert compared >= 130
     assert not bad, f"{len(bad)} differ; first: {bad[:3]}"
+
+
+def test_plain_httpx_failures_read_as_the_js_sdk_failures() -> None:
+    """A provider on plain httpx stands where the JS SDK's fetch is: its connection failures and
+    timeouts give the JS SDK's texts, and an HTTP status error reads as the SDK's status error."""
+    import httpx
+
+    want = {}
+    for case in CASES["sdkError"]:
+        response = case["args"][1]
+        if "reject" in response and case["args"][0] == "openai":
+            want[response["reject"]] = case["result"]["ok"]["message"]
+    assert set(want) == {"connect", "timeout"}
+    req = httpx.Request("POST", "https://api.example.test/v1/chat/completions")
+    assert sc.js_shaped_error_from(httpx.ConnectError("refused", request=req)).message == want["connect"]
+    for timeout in (httpx.ConnectTimeout, httpx.ReadTimeout, httpx.PoolTimeout):
+        assert sc.js_shaped_error_from(timeout("slow", request=req)).message == want["timeout"]
+    for response, js_errors, _pi in _error_cases():
+        if "reject" in response or response["status"] < 400:
+            continue
+        r = _response(response)
+        content = r["body"].encode("utf-8") if isinstance(r["body"], str) else r["body"]
+        answer = httpx.Response(r["status"], headers=r["headers"], content=content, request=req)
+        got = _describe(sc.js_shaped_error_from(httpx.HTTPStatusError("x", request=req, response=answer)))
+        js = js_errors["openai"]
+        assert _same(got, {"message": js["message"], "status": js.get("status"), "error": js.get("error")})
+        family_error = sc.js_sdk_status_error("anthropic", r["status"], content)
+        js = js_errors["anthropic"]
+        assert _same(
+            _describe(family_error),
+            {"message": js["message"], "status": js.get("status"), "error": js.get("error")},
+        )
 
 
 # ---------------------------------------------------------------- small helpers

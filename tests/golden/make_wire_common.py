@@ -585,8 +585,8 @@ STREAM_ERRORS: list[tuple[int, dict[str, str], dict[str, str]]] = [
 
 def error_jobs() -> None:
     job("constants")
-    for status, headers, body in ERROR_BODIES + STREAM_ERRORS:
-        response = {"status": status, "headers": headers, "body": body}
+    failures: list[dict[str, Any]] = [{"reject": "connect", "body": {}}, {"reject": "timeout", "body": {}}]
+    for response in [{"status": st, "headers": h, "body": b} for st, h, b in ERROR_BODIES + STREAM_ERRORS] + failures:
         for family in ("openai", "openai-responses", "anthropic"):
             job("sdkError", family, response)
         for api in ("openai-completions", "openai-responses", "anthropic-messages"):

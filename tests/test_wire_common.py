@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from wire_capture import CaptureTransport
 
 from pi_nb._js import js_stringify
@@ -463,3 +465,92 @@ def test_provider_attribution_headers_golden(monkeypatch: pytest.MonkeyPatch) ->
         return util.provider_attribution_headers(model, session, *sources, telemetry=setting)
 
     _check("attributionHeaders", run, min_cases=60)
+
+
+# ---------------------------------------------------------------- transform invariants (property)
+
+_TRIPLES = [("p", "api-a", "m"), ("p", "api-a", "other"), ("q", "api-b", "m")]
+_block = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=5)}),
+    st.fixed_dictionaries(
+        {"type": st.just("thinking"), "thinking": st.sampled_from(["", " ", "t"])},
+        optional={"thinkingSignature": st.sampled_from(["", "s"]), "redacted": st.booleans()},
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("toolCall"),
+            "id": st.sampled_from(["a", "b|c", "d e"]),
+            "name": st.just("t"),
+            "arguments": st.just({}),
+        },
+        optional={"thoughtSignature": st.just("sig")},
+    ),
+)
+_image = st.just({"type": "image", "data": "x", "mimeType": "image/png"})
+_message = st.one_of(
+    st.builds(
+        lambda content: {"role": "user", "content": content, "timestamp": 1},
+        st.one_of(
+            st.text(max_size=3),
+            st.lists(st.one_of(_image, st.just({"type": "text", "text": "u"})), max_size=3),
+        ),
+    ),
+    st.builds(
+        lambda triple, content, stop: {
+            "role": "assistant",
+            "provider": triple[0],
+            "api": triple[1],
+            "model": triple[2],
+            "content": content,
+            "stopReason": stop,
+            "timestamp": 1,
+        },
+        st.sampled_from(_TRIPLES),
+        st.lists(_block, max_size=4),
+        st.sampled_from(["stop", "toolUse", "error", "aborted"]),
+    ),
+    st.builds(
+        lambda call_id, content: {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": "t",
+            "content": content,
+            "isError": False,
+            "timestamp": 1,
+        },
+        st.sampled_from(["a", "b|c", "d e", "zz"]),
+        st.lists(st.one_of(_image, st.just({"type": "text", "text": "r"})), max_size=3),
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_message, max_size=10), st.booleans())
+def test_transform_messages_invariants(messages: list[Any], vision: bool) -> None:
+    """Whatever the history: no error/aborted turn survives; every surviving tool call is answered
+    before the next user or assistant message; a text-only model sees no image; only the target
+    model's own turns keep thinking, signatures and redacted blocks; ids are normalised for
+    other models' calls and their results follow."""
+    model = {"provider": "p", "api": "api-a", "id": "m", "input": ["text", "image"] if vision else ["text"]}
+    out = tm.transform_messages(messages, model, NORMALIZERS["sanitize64"])
+    pending: set[str] = set()
+    for m in out:
+        raw: dict[str, Any] = dict(m)
+        role = raw["role"]
+        if role in ("user", "assistant"):
+            assert not pending, (pending, out)
+        if role == "assistant":
+            assert raw["stopReason"] not in ("error", "aborted")
+            same = (raw["provider"], raw["api"], raw["model"]) == ("p", "api-a", "m")
+            for b in raw["content"]:
+                if not same:
+                    assert b["type"] != "thinking" and "thoughtSignature" not in b
+                    if b["type"] == "toolCall":
+                        assert re.fullmatch(r"[a-zA-Z0-9_-]*", b["id"])
+                if b["type"] == "toolCall":
+                    pending.add(b["id"])
+        elif role == "toolResult":
+            pending.discard(raw["toolCallId"])
+        if not vision and isinstance(raw.get("content"), list):
+            assert all(b.get("type") != "image" for b in raw["content"])
+    assert not pending

@@ -301,6 +301,15 @@ def transform_jobs() -> None:
     for _ in range(900):
         target = rng.choice(TARGETS)
         job("transformMessages", history(target), full_model(target), rng.choice(NORMALIZERS))
+    # the wire test's own conversations (tests/wire_cases.py) for a sample of catalog models
+    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT))
+    import wire_cases
+
+    models = [json.loads(json.dumps(m, default=dict)) for m in wire_cases.runnable_models()]
+    for model in random.Random(7).sample(models, min(60, len(models))):
+        for name, msgs in wire_cases.conversations(model).items():
+            job("transformMessages", msgs, model, rng.choice(NORMALIZERS))
     # every message list through every target once more for a handful of long histories
     for _ in range(20):
         base = rng.choice(TARGETS)

@@ -595,7 +595,9 @@ STREAM_ERRORS: list[tuple[int, dict[str, str], dict[str, str]]] = [
 def error_jobs() -> None:
     job("constants")
     failures: list[dict[str, Any]] = [{"reject": "connect", "body": {}}, {"reject": "timeout", "body": {}}]
-    for response in [{"status": st, "headers": h, "body": b} for st, h, b in ERROR_BODIES + STREAM_ERRORS] + failures:
+    for response in [
+        {"status": st, "headers": h, "body": b} for st, h, b in ERROR_BODIES + STREAM_ERRORS
+    ] + failures:
         for family in ("openai", "openai-responses", "anthropic"):
             job("sdkError", family, response)
         for api in ("openai-completions", "openai-responses", "anthropic-messages"):

@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
 from pi_nb._js import js_stringify, js_trim
-from pi_nb.messages import AssistantContent, ErrorEvent, StopReason
+from pi_nb.messages import ErrorEvent, StopReason, ToolCall
 from pi_nb.providers._pi_ai_util import (
     get_json_schema_tool_parameters,
     provider_attribution_headers,
@@ -120,7 +120,9 @@ def _id_normalizer() -> Any:
     id_map: dict[str, str] = {}
     reverse: dict[str, str] = {}
 
-    def normalize(call_id: str, _model: Mapping[str, Any] | None = None, _source: Mapping[str, Any] | None = None) -> str:
+    def normalize(
+        call_id: str, _model: Mapping[str, Any] | None = None, _source: Mapping[str, Any] | None = None
+    ) -> str:
         existing = id_map.get(call_id)
         if existing:
             return existing
@@ -141,7 +143,11 @@ def _tool_result_text(text: str, has_images: bool, supports_images: bool, is_err
     trimmed = js_trim(text)
     prefix = "[tool error] " if is_error else ""
     if trimmed:
-        suffix = "\n[tool image omitted: model does not support images]" if has_images and not supports_images else ""
+        suffix = (
+            "\n[tool image omitted: model does not support images]"
+            if has_images and not supports_images
+            else ""
+        )
         return f"{prefix}{trimmed}{suffix}"
     if has_images:
         if supports_images:
@@ -172,7 +178,9 @@ def to_mistral_messages(messages: Sequence[Mapping[str, Any]], supports_images: 
                 if b.get("type") == "text":
                     chunks.append({"type": "text", "text": sanitize_surrogates(str(b.get("text", "")))})
                 elif supports_images:
-                    chunks.append({"type": "image_url", "imageUrl": f"data:{b.get('mimeType')};base64,{b.get('data')}"})
+                    chunks.append(
+                        {"type": "image_url", "imageUrl": f"data:{b.get('mimeType')};base64,{b.get('data')}"}
+                    )
             if chunks:
                 result.append({"role": "user", "content": chunks})
             elif had_images and not supports_images:
@@ -185,14 +193,21 @@ def to_mistral_messages(messages: Sequence[Mapping[str, Any]], supports_images: 
                 kind = block.get("type")
                 if kind == "text":
                     if js_trim(str(block.get("text", ""))):
-                        parts.append({"type": "text", "text": sanitize_surrogates(str(block.get("text", "")))})
+                        parts.append(
+                            {"type": "text", "text": sanitize_surrogates(str(block.get("text", "")))}
+                        )
                     continue
                 if kind == "thinking":
                     if js_trim(str(block.get("thinking", ""))):
                         parts.append(
                             {
                                 "type": "thinking",
-                                "thinking": [{"type": "text", "text": sanitize_surrogates(str(block.get("thinking", "")))}],
+                                "thinking": [
+                                    {
+                                        "type": "text",
+                                        "text": sanitize_surrogates(str(block.get("thinking", ""))),
+                                    }
+                                ],
                             }
                         )
                     continue
@@ -200,7 +215,10 @@ def to_mistral_messages(messages: Sequence[Mapping[str, Any]], supports_images: 
                     {
                         "id": block.get("id"),
                         "type": "function",
-                        "function": {"name": block.get("name"), "arguments": js_stringify(block.get("arguments") or {})},
+                        "function": {
+                            "name": block.get("name"),
+                            "arguments": js_stringify(block.get("arguments") or {}),
+                        },
                         "index": 0,
                     }
                 )
@@ -214,10 +232,15 @@ def to_mistral_messages(messages: Sequence[Mapping[str, Any]], supports_images: 
             continue
         # a tool result
         blocks = list(content or [])
-        text = "\n".join(sanitize_surrogates(str(b.get("text", ""))) for b in blocks if b.get("type") == "text")
+        text = "\n".join(
+            sanitize_surrogates(str(b.get("text", ""))) for b in blocks if b.get("type") == "text"
+        )
         has_images = any(b.get("type") == "image" for b in blocks)
         tool_content: list[dict[str, Any]] = [
-            {"type": "text", "text": _tool_result_text(text, has_images, supports_images, bool(msg.get("isError")))}
+            {
+                "type": "text",
+                "text": _tool_result_text(text, has_images, supports_images, bool(msg.get("isError"))),
+            }
         ]
         if supports_images:
             tool_content.extend(
@@ -226,7 +249,12 @@ def to_mistral_messages(messages: Sequence[Mapping[str, Any]], supports_images: 
                 if b.get("type") == "image"
             )
         result.append(
-            {"role": "tool", "toolCallId": msg.get("toolCallId"), "name": msg.get("toolName"), "content": tool_content}
+            {
+                "role": "tool",
+                "toolCallId": msg.get("toolCallId"),
+                "name": msg.get("toolName"),
+                "content": tool_content,
+            }
         )
     return result
 
@@ -303,7 +331,14 @@ def _cached_prompt_tokens(usage: Mapping[str, Any], prompt_tokens: int) -> int:
         if value is not None:
             raw = value
             break
-    cached = raw if isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw == raw and abs(raw) != float("inf") else 0
+    cached = (
+        raw
+        if isinstance(raw, (int, float))
+        and not isinstance(raw, bool)
+        and raw == raw
+        and abs(raw) != float("inf")
+        else 0
+    )
     return cast(int, min(prompt_tokens, max(0, cached)))
 
 
@@ -319,9 +354,7 @@ def _map_finish_reason(reason: str) -> tuple[StopReason, str | None]:
 
 def _parse_event(raw: str) -> Any:
     """One SSE event: its ``data:`` lines joined; ``None`` for none, ``"[DONE]"`` at the end."""
-    data = "\n".join(
-        line[5:].lstrip() for line in _LINE_SPLIT.split(raw) if line.startswith("data:")
-    ).strip()
+    data = "\n".join(line[5:].lstrip() for line in _LINE_SPLIT.split(raw) if line.startswith("data:")).strip()
     if not data:
         return None
     if data == "[DONE]":
@@ -354,7 +387,9 @@ class MistralConversationsModel(RemoteModel):
         model["api"] = self.api
         return model
 
-    def _options(self, model: Mapping[str, Any], context: Context, opts: StreamOptions, api_key: str) -> dict[str, Any]:
+    def _options(
+        self, model: Mapping[str, Any], context: Context, opts: StreamOptions, api_key: str
+    ) -> dict[str, Any]:
         """pi-ai's ``streamSimple``: base options plus ``promptMode`` / ``reasoningEffort``."""
         simple: dict[str, Any] = {}
         if opts.max_tokens is not None:
@@ -384,7 +419,9 @@ class MistralConversationsModel(RemoteModel):
         key = os.environ.get(self.api_key_env) or ""
         return _to_wire(self._payload(model, context, self._options(model, context, opts, key)))
 
-    def _payload(self, model: Mapping[str, Any], context: Context, options: Mapping[str, Any]) -> dict[str, Any]:
+    def _payload(
+        self, model: Mapping[str, Any], context: Context, options: Mapping[str, Any]
+    ) -> dict[str, Any]:
         normalize = _id_normalizer()
         messages = transform_messages(list(context.messages), model, normalize)
         payload: dict[str, Any] = {
@@ -405,7 +442,9 @@ class MistralConversationsModel(RemoteModel):
         if options.get("cacheRetention") != "none" and options.get("sessionId"):
             payload["promptCacheKey"] = options["sessionId"]
         if context.system_prompt:
-            payload["messages"].insert(0, {"role": "system", "content": sanitize_surrogates(context.system_prompt)})
+            payload["messages"].insert(
+                0, {"role": "system", "content": sanitize_surrogates(context.system_prompt)}
+            )
         return payload
 
     def _url(self, model: Mapping[str, Any]) -> str:
@@ -435,20 +474,23 @@ class MistralConversationsModel(RemoteModel):
             headers["x-affinity"] = options["sessionId"]
         return headers
 
-    async def stream(self, context: Context, options: StreamOptions | None = None) -> AsyncIterator[AssistantMessageEvent]:
+    async def stream(
+        self, context: Context, options: StreamOptions | None = None
+    ) -> AsyncIterator[AssistantMessageEvent]:
         """pi-ai's ``streamSimple`` for ``mistral-conversations``."""
         import httpx
 
         opts = options or StreamOptions()
         model = self.pi_ai_model()
-        output = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
-        output["stopReason"] = "pending"  # type: ignore[typeddict-item]
-        out: Any = output
-        blocks: list[AssistantContent] = output["content"]
+        # the message is grown field by field as the stream says ("pending" until a finish reason)
+        output: Any = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
+        out = output
+        out["stopReason"] = "pending"
+        blocks: list[Any] = output["content"]
 
         def fail(error: BaseException) -> ErrorEvent:
             for block in blocks:
-                block.pop("partialArgs", None)  # type: ignore[misc]
+                block.pop("partialArgs", None)
             aborted = opts.signal is not None and opts.signal.aborted
             out["stopReason"] = "aborted" if aborted else "error"
             out["errorMessage"] = _format_error(error)
@@ -515,7 +557,9 @@ class MistralConversationsModel(RemoteModel):
             if event is not None and event != "[DONE]":
                 yield event
 
-    async def _consume(self, response: Any, output: Any, opts: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    async def _consume(
+        self, response: Any, output: Any, opts: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
         """pi-ai's ``consumeChatStream``."""
         blocks: list[Any] = output["content"]
         current: dict[str, Any] | None = None
@@ -528,8 +572,18 @@ class MistralConversationsModel(RemoteModel):
             if block is None:
                 return None
             if block["type"] == "text":
-                return {"type": "text_end", "contentIndex": len(blocks) - 1, "content": block["text"], "partial": partial()}
-            return {"type": "thinking_end", "contentIndex": len(blocks) - 1, "content": block["thinking"], "partial": partial()}
+                return {
+                    "type": "text_end",
+                    "contentIndex": len(blocks) - 1,
+                    "content": block["text"],
+                    "partial": partial(),
+                }
+            return {
+                "type": "thinking_end",
+                "contentIndex": len(blocks) - 1,
+                "content": block["thinking"],
+                "partial": partial(),
+            }
 
         async for chunk in self._events(response, opts):
             if not output.get("responseId") and chunk.get("id"):
@@ -543,7 +597,9 @@ class MistralConversationsModel(RemoteModel):
                 u["output"] = usage.get("completion_tokens") or 0
                 u["cacheRead"] = cached
                 u["cacheWrite"] = 0
-                u["totalTokens"] = usage.get("total_tokens") or (u["input"] + u["output"] + u["cacheRead"] + u["cacheWrite"])
+                u["totalTokens"] = usage.get("total_tokens") or (
+                    u["input"] + u["output"] + u["cacheRead"] + u["cacheWrite"]
+                )
                 apply_cost(u, self.cost_function)
             choices = chunk["choices"]
             if not choices:
@@ -563,7 +619,9 @@ class MistralConversationsModel(RemoteModel):
             if content is not None:
                 for item in [content] if isinstance(content, str) else content:
                     if isinstance(item, str) or (isinstance(item, Mapping) and item.get("type") == "text"):
-                        text = sanitize_surrogates(item if isinstance(item, str) else str(item.get("text") or ""))
+                        text = sanitize_surrogates(
+                            item if isinstance(item, str) else str(item.get("text") or "")
+                        )
                         if current is None or current["type"] != "text":
                             ended = finish(current)
                             if ended is not None:
@@ -574,7 +632,11 @@ class MistralConversationsModel(RemoteModel):
                         current["text"] += text
                         yield block_delta_event("text_delta", len(blocks) - 1, text, partial())
                     elif isinstance(item, Mapping) and item.get("type") == "thinking":
-                        pieces = [str(p.get("text") or "") for p in item.get("thinking") or [] if isinstance(p, Mapping)]
+                        pieces = [
+                            str(p.get("text") or "")
+                            for p in item.get("thinking") or []
+                            if isinstance(p, Mapping)
+                        ]
                         thinking = sanitize_surrogates("".join(p for p in pieces if p))
                         if not thinking:
                             continue
@@ -594,13 +656,27 @@ class MistralConversationsModel(RemoteModel):
                         yield ended
                     current = None
                 raw_id = call.get("id")
-                call_id = raw_id if raw_id and raw_id != "null" else derive_mistral_tool_call_id(f"toolcall:{call.get('index') or 0}", 0)
+                call_id = (
+                    raw_id
+                    if raw_id and raw_id != "null"
+                    else derive_mistral_tool_call_id(f"toolcall:{call.get('index') or 0}", 0)
+                )
                 key = call.get("index") if call.get("index") is not None else call_id
                 existing = tool_blocks.get(key)
-                block = blocks[existing] if existing is not None and blocks[existing].get("type") == "toolCall" else None
+                block = (
+                    blocks[existing]
+                    if existing is not None and blocks[existing].get("type") == "toolCall"
+                    else None
+                )
                 function = call.get("function") or {}
                 if block is None:
-                    block = {"type": "toolCall", "id": call_id, "name": function.get("name"), "arguments": {}, "partialArgs": ""}
+                    block = {
+                        "type": "toolCall",
+                        "id": call_id,
+                        "name": function.get("name"),
+                        "arguments": {},
+                        "partialArgs": "",
+                    }
                     blocks.append(block)
                     tool_blocks[key] = len(blocks) - 1
                     yield block_start_event("toolcall_start", len(blocks) - 1, partial())
@@ -618,7 +694,12 @@ class MistralConversationsModel(RemoteModel):
                 continue
             block["arguments"] = parse_streaming_json(block.get("partialArgs"))
             block.pop("partialArgs", None)
-            yield {"type": "toolcall_end", "contentIndex": index, "toolCall": dict(block), "partial": partial()}
+            yield {
+                "type": "toolcall_end",
+                "contentIndex": index,
+                "toolCall": cast(ToolCall, dict(block)),
+                "partial": partial(),
+            }
 
 
 def _format_error(error: BaseException) -> str:
@@ -627,7 +708,9 @@ def _format_error(error: BaseException) -> str:
         body = js_trim(error.body)
         if body:
             if len(body) > _MAX_ERROR_BODY_CHARS:
-                body = f"{body[:_MAX_ERROR_BODY_CHARS]}... [truncated {len(body) - _MAX_ERROR_BODY_CHARS} chars]"
+                body = (
+                    f"{body[:_MAX_ERROR_BODY_CHARS]}... [truncated {len(body) - _MAX_ERROR_BODY_CHARS} chars]"
+                )
             return f"Mistral API error ({error.status}): {body}"
         return f"Mistral API error ({error.status}): {error}"
     return str(error) or type(error).__name__

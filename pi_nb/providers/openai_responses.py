@@ -65,7 +65,6 @@ from pi_nb.providers._stream_common import (
     block_start_event,
     format_provider_error,
     normalize_provider_error,
-    open_json_stream,
     parse_streaming_json,
 )
 from pi_nb.providers.base import (
@@ -99,6 +98,8 @@ __all__ = [
 OPENAI_TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
 _MIN_OUTPUT_TOKENS = 16  # the Responses API rejects max_output_tokens below 16
 _DEFAULT_MAX_RETRY_DELAY_MS = 60_000
+# providers whose key travels in a header of their own (pi-ai's cloudflare-auth: the AI Gateway)
+_HEADER_AUTH_PROVIDERS = frozenset({"cloudflare-ai-gateway"})
 
 
 def _require_openai() -> Any:
@@ -159,7 +160,9 @@ def get_compat(model: Mapping[str, Any]) -> dict[str, Any]:
         return default if value is None else value
 
     base_url = str(model.get("baseUrl") or "")
-    affinity = "openrouter" if model.get("provider") == "openrouter" or "openrouter.ai" in base_url else "openai"
+    affinity = (
+        "openrouter" if model.get("provider") == "openrouter" or "openrouter.ai" in base_url else "openai"
+    )
     return {
         "supportsDeveloperRole": flag("supportsDeveloperRole", True),
         "sessionAffinityFormat": flag("sessionAffinityFormat", affinity),
@@ -217,12 +220,18 @@ def _tool_result_output(model: Mapping[str, Any], content: Sequence[Mapping[str,
     text = "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
     images = [b for b in content if b.get("type") == "image"]
     if not images or "image" not in (model.get("input") or []):
-        return sanitize_surrogates(text if text else ("(see attached image)" if images else "(no tool output)"))
+        return sanitize_surrogates(
+            text if text else ("(see attached image)" if images else "(no tool output)")
+        )
     out: list[dict[str, Any]] = []
     if text:
         out.append({"type": "input_text", "text": sanitize_surrogates(text)})
     out.extend(
-        {"type": "input_image", "detail": "auto", "image_url": f"data:{b.get('mimeType')};base64,{b.get('data')}"}
+        {
+            "type": "input_image",
+            "detail": "auto",
+            "image_url": f"data:{b.get('mimeType')};base64,{b.get('data')}",
+        }
         for b in images
     )
     return out
@@ -264,8 +273,12 @@ def convert_responses_messages(
 
     if include_system_prompt and context.system_prompt:
         compat = model.get("compat") or {}
-        role = "developer" if model.get("reasoning") and compat.get("supportsDeveloperRole") is not False else "system"
-        items.append({"role": role, "content": sanitize_surrogates(context.system_prompt)})
+        system_role = (
+            "developer"
+            if model.get("reasoning") and compat.get("supportsDeveloperRole") is not False
+            else "system"
+        )
+        items.append({"role": system_role, "content": sanitize_surrogates(context.system_prompt)})
 
     msg_index = 0
     for msg in transformed:
@@ -273,7 +286,12 @@ def convert_responses_messages(
         content = msg.get("content")
         if role == "user":
             if isinstance(content, str):
-                items.append({"role": "user", "content": [{"type": "input_text", "text": sanitize_surrogates(content)}]})
+                items.append(
+                    {
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": sanitize_surrogates(content)}],
+                    }
+                )
             else:
                 parts = [
                     {"type": "input_text", "text": sanitize_surrogates(str(b.get("text", "")))}
@@ -301,7 +319,9 @@ def convert_responses_messages(
                         out.append(json.loads(block["thinkingSignature"]))
                 elif kind == "text":
                     parsed = _parse_text_signature(block.get("textSignature"))
-                    fallback = f"msg_pi_{msg_index}" if text_index == 0 else f"msg_pi_{msg_index}_{text_index}"
+                    fallback = (
+                        f"msg_pi_{msg_index}" if text_index == 0 else f"msg_pi_{msg_index}_{text_index}"
+                    )
                     text_index += 1
                     msg_id = parsed[0] if parsed else ""
                     if not msg_id:
@@ -372,7 +392,8 @@ def convert_responses_messages(
                 )
             elif loaded and deferred_tools_mode == "tool-search":
                 names = [str(t.get("name")) for t in loaded]
-                search_id = f"pi_tool_load_{short_hash(f'{msg.get("toolCallId")}:{",".join(names)}')}"
+                seed = f"{msg.get('toolCallId')}:{','.join(names)}"
+                search_id = f"pi_tool_load_{short_hash(seed)}"
                 items.append(
                     {
                         "type": "tool_search_call",
@@ -388,7 +409,9 @@ def convert_responses_messages(
                         "call_id": search_id,
                         "execution": "client",
                         "status": "completed",
-                        "tools": convert_responses_tools(loaded, **{**dict(tool_options or {}), "defer_loading": True}),
+                        "tools": convert_responses_tools(
+                            loaded, **{**dict(tool_options or {}), "defer_loading": True}
+                        ),
                     }
                 )
         msg_index += 1
@@ -503,7 +526,7 @@ def _retry_delay_ms(
                 except (TypeError, ValueError):
                     delay = float("nan")
             return validate(delay)
-    exponential = min(0.5 * 2**retry_index, 8) * 1000
+    exponential = min(0.5 * float(2**retry_index), 8.0) * 1000
     return exponential * (1 - random.random() * 0.25)
 
 
@@ -647,7 +670,9 @@ class OpenAIResponsesProvider(RemoteModel):
         model = self.pi_ai_model()
         return self._params(model, context, self._options(model, context, options or StreamOptions()))
 
-    def _params(self, model: Mapping[str, Any], context: Context, options: Mapping[str, Any]) -> dict[str, Any]:
+    def _params(
+        self, model: Mapping[str, Any], context: Context, options: Mapping[str, Any]
+    ) -> dict[str, Any]:
         compat = get_compat(model)
         mode = (
             "additional-tools"
@@ -656,9 +681,9 @@ class OpenAIResponsesProvider(RemoteModel):
             if compat["supportsToolSearch"]
             else None
         )
-        placement = split_deferred_tools(context, mode is not None)
-        immediate: Sequence[Mapping[str, Any]] = placement["immediate"]
-        deferred: Mapping[str, Mapping[str, Any]] = placement["deferred"]
+        immediate, deferred = split_deferred_tools(
+            cast(Mapping[str, Any], context.to_dict()), mode is not None
+        )
         tool_options = {"supports_strict_mode": compat["supportsStrictMode"]}
         messages = convert_responses_messages(
             model,
@@ -687,7 +712,9 @@ class OpenAIResponsesProvider(RemoteModel):
         if options.get("serviceTier") is not None:
             params["service_tier"] = options["serviceTier"]
         if immediate:
-            params["tools"] = convert_responses_tools(immediate, supports_strict_mode=compat["supportsStrictMode"])
+            params["tools"] = convert_responses_tools(
+                immediate, supports_strict_mode=compat["supportsStrictMode"]
+            )
         if options.get("toolChoice") is not None:
             params["tool_choice"] = options["toolChoice"]
         if model.get("reasoning"):
@@ -715,17 +742,24 @@ class OpenAIResponsesProvider(RemoteModel):
     # -- createClient
 
     def _api_key(self, model: Mapping[str, Any], headers: Mapping[str, Any] | None) -> str:
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        key = None if model.get("provider") in _HEADER_AUTH_PROVIDERS else self._env_key()
         if key:
             return key
         for name, value in (headers or {}).items():
-            if name.lower() in ("authorization", "cf-aig-authorization") and isinstance(value, str) and value.strip():
+            if (
+                name.lower() in ("authorization", "cf-aig-authorization")
+                and isinstance(value, str)
+                and value.strip()
+            ):
                 return "unused"
         if self.base_url and not model.get("headers"):
             return "not-needed"  # a self-hosted server without a key
         raise RuntimeError(f"No API key for provider: {model.get('provider')}")
 
-    def _client(self, model: Mapping[str, Any], api_key: str, session_id: str | None, extra: Mapping[str, Any]) -> Any:
+    def _client(
+        self, model: Mapping[str, Any], api_key: str, session_id: str | None, extra: Mapping[str, Any]
+    ) -> tuple[Any, dict[str, Any]]:
+        """pi-ai's ``createClient``: the SDK client, and the headers each request removes."""
         openai = _require_openai()
         compat = get_compat(model)
         headers: dict[str, Any] = {"User-Agent": pi_user_agent(), **(model.get("headers") or {})}
@@ -737,37 +771,52 @@ class OpenAIResponsesProvider(RemoteModel):
                     headers["session_id"] = session_id
                 headers["x-client-request-id"] = session_id
         headers.update(extra)
-        sdk_headers = {k: (openai.Omit() if v is None else v) for k, v in headers.items()}
+        # a null header removes the SDK's own (the SDK takes removals per request only)
+        omitted = {k: openai.Omit() for k, v in headers.items() if v is None}
         kwargs: dict[str, Any] = {
             "api_key": api_key,
             "base_url": model.get("baseUrl") or None,
-            "default_headers": sdk_headers,
+            "default_headers": {k: v for k, v in headers.items() if v is not None},
             "timeout": self.timeout,
             "max_retries": 0,
         }
         http_client = self.http_client()
         if http_client is not None:
             kwargs["http_client"] = http_client
-        return openai.AsyncOpenAI(**kwargs)
+        return openai.AsyncOpenAI(**kwargs), omitted
+
+    def _env_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
 
     def _request_headers(self, model: Mapping[str, Any], session_id: str | None) -> dict[str, Any]:
-        """The headers Pi's agent passes with each request (attribution, session, gateway key)."""
-        return dict(provider_attribution_headers(model, session_id) or {})
+        """The headers Pi's agent passes with each request: OpenCode's session and the provider
+        attribution, then the provider's own auth headers (Cloudflare's gateway key)."""
+        auth: dict[str, str | None] | None = None
+        if model.get("provider") in _HEADER_AUTH_PROVIDERS:
+            key = self._env_key()
+            if key:
+                auth = {"cf-aig-authorization": f"Bearer {key}", "Authorization": None, "x-api-key": None}
+        return dict(provider_attribution_headers(model, session_id, auth) or {})
 
-    async def stream(self, context: Context, options: StreamOptions | None = None) -> AsyncIterator[AssistantMessageEvent]:
+    async def stream(
+        self, context: Context, options: StreamOptions | None = None
+    ) -> AsyncIterator[AssistantMessageEvent]:
         """pi-ai's ``streamSimple`` for ``openai-responses`` (``processResponsesStream``)."""
         opts = options or StreamOptions()
         model = self.pi_ai_model()
-        output = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
-        output["stopReason"] = "pending"  # type: ignore[typeddict-item]
-        blocks: list[AssistantContent] = output["content"]
+        # the message is grown field by field as the stream says (pi-ai's scratch fields included)
+        output: Any = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
+        output["stopReason"] = "pending"
+        blocks: list[Any] = output["content"]
 
         def fail(error: BaseException) -> ErrorEvent:
             for block in blocks:
-                block.pop("partialJson", None)  # type: ignore[misc]
+                block.pop("partialJson", None)
             aborted = opts.signal is not None and opts.signal.aborted
             output["stopReason"] = "aborted" if aborted else "error"
-            output["errorMessage"] = format_provider_error(normalize_provider_error(error), "OpenAI API error")
+            output["errorMessage"] = format_provider_error(
+                normalize_provider_error(error), "OpenAI API error"
+            )
             return {"type": "error", "reason": "aborted" if aborted else "error", "error": output}
 
         try:
@@ -776,11 +825,22 @@ class OpenAIResponsesProvider(RemoteModel):
             stream_options = self._options(model, context, opts)
             retention = _resolve_cache_retention(stream_options.get("cacheRetention"))
             cache_session = None if retention == "none" else opts.session_id
-            client = self._client(model, api_key, cache_session, extra_headers)
+            client, omitted = self._client(model, api_key, cache_session, extra_headers)
             params = self._params(model, context, stream_options)
             openai = _require_openai()
+
+            async def request() -> Any:
+                return await client.post(
+                    "/responses",
+                    cast_to=object,
+                    body=params,
+                    stream=True,
+                    stream_cls=openai.AsyncStream[object],
+                    options={"headers": omitted} if omitted else {},
+                )
+
             response = await retry_provider_request(
-                lambda: open_json_stream(openai, client, "/responses", params),
+                request,
                 max_retries=self.max_retries,
                 signal=opts.signal,
             )
@@ -793,7 +853,7 @@ class OpenAIResponsesProvider(RemoteModel):
                 yield event
             if opts.signal is not None and opts.signal.aborted:
                 raise _StreamError("Request was aborted")
-            if output["stopReason"] == "pending":  # type: ignore[comparison-overlap]
+            if output["stopReason"] == "pending":
                 raise _StreamError("OpenAI Responses stream ended without a stop reason")
             if output["stopReason"] in ("aborted", "error"):
                 raise _StreamError(output.get("errorMessage") or "An unknown error occurred")
@@ -807,7 +867,7 @@ class OpenAIResponsesProvider(RemoteModel):
                     await close()
                 except Exception:  # pragma: no cover - closing a finished stream
                     pass
-        yield {"type": "done", "reason": output["stopReason"], "message": output}  # type: ignore[typeddict-item]
+        yield {"type": "done", "reason": output["stopReason"], "message": output}
 
     async def _process(
         self,
@@ -865,7 +925,11 @@ class OpenAIResponsesProvider(RemoteModel):
             nonlocal terminal
             terminal = True
             for item in resp.get("output") or []:
-                if not isinstance(item, Mapping) or item.get("type") != "reasoning" or not item.get("encrypted_content"):
+                if (
+                    not isinstance(item, Mapping)
+                    or item.get("type") != "reasoning"
+                    or not item.get("encrypted_content")
+                ):
                     continue
                 block = reasoning_by_id.get(item.get("id"))
                 if block is None or not block.get("thinkingSignature"):
@@ -873,7 +937,10 @@ class OpenAIResponsesProvider(RemoteModel):
                 stored = json.loads(block["thinkingSignature"])  # type: ignore[typeddict-item]
                 if stored.get("encrypted_content"):
                     continue
-                block["thinkingSignature"] = js_stringify({**stored, "encrypted_content": item["encrypted_content"]})  # type: ignore[typeddict-unknown-key]
+                block_any: Any = block
+                block_any["thinkingSignature"] = js_stringify(
+                    {**stored, "encrypted_content": item["encrypted_content"]}
+                )
             if resp.get("id"):
                 out["responseId"] = resp["id"]
             u = resp.get("usage")
@@ -936,7 +1003,7 @@ class OpenAIResponsesProvider(RemoteModel):
                     continue
                 delta = event.get("delta")
                 found[1]["thinking"] += _js_text(delta, "delta" not in event)  # type: ignore[typeddict-item]
-                yield block_delta_event("thinking_delta", found[2], delta, partial())
+                yield block_delta_event("thinking_delta", found[2], cast(str, delta), partial())
             elif kind == "response.reasoning_summary_part.done":
                 found = slot(at, "thinking")
                 if found is None:
@@ -949,7 +1016,7 @@ class OpenAIResponsesProvider(RemoteModel):
                     continue
                 delta = event.get("delta")
                 found[1]["text"] += _js_text(delta, "delta" not in event)  # type: ignore[typeddict-item]
-                yield block_delta_event("text_delta", found[2], delta, partial())
+                yield block_delta_event("text_delta", found[2], cast(str, delta), partial())
             elif kind == "response.function_call_arguments.delta":
                 found = slot(at, "toolCall")
                 if found is None or "partialJson" not in found[1]:
@@ -969,8 +1036,14 @@ class OpenAIResponsesProvider(RemoteModel):
                 final_args = event.get("arguments")
                 block_any["partialJson"] = final_args
                 block_any["arguments"] = parse_streaming_json(final_args)
-                if isinstance(final_args, str) and final_args.startswith(previous) and len(final_args) > len(previous):
-                    yield block_delta_event("toolcall_delta", found[2], final_args[len(previous) :], partial())
+                if (
+                    isinstance(final_args, str)
+                    and final_args.startswith(previous)
+                    and len(final_args) > len(previous)
+                ):
+                    yield block_delta_event(
+                        "toolcall_delta", found[2], final_args[len(previous) :], partial()
+                    )
             elif kind == "response.output_item.done":
                 item = event.get("item") or {}
                 if item.get("type") == "message" and item.get("phase") == "final_answer":
@@ -990,7 +1063,12 @@ class OpenAIResponsesProvider(RemoteModel):
                     block_any["thinking"] = summary or text or block_any["thinking"]
                     block_any["thinkingSignature"] = js_stringify(item)
                     reasoning_by_id[item.get("id")] = block_any
-                    yield {"type": "thinking_end", "contentIndex": index, "content": block_any["thinking"], "partial": partial()}
+                    yield {
+                        "type": "thinking_end",
+                        "contentIndex": index,
+                        "content": block_any["thinking"],
+                        "partial": partial(),
+                    }
                     del slots[at]
                 elif item_type == "message" and slot_kind == "text":
                     block_any["text"] = "".join(
@@ -998,8 +1076,15 @@ class OpenAIResponsesProvider(RemoteModel):
                         for c in item.get("content") or []
                     )
                     phase = item.get("phase")
-                    block_any["textSignature"] = _text_signature(_js_text(item.get("id"), "id" not in item), phase)
-                    yield {"type": "text_end", "contentIndex": index, "content": block_any["text"], "partial": partial()}
+                    block_any["textSignature"] = _text_signature(
+                        _js_text(item.get("id"), "id" not in item), phase
+                    )
+                    yield {
+                        "type": "text_end",
+                        "contentIndex": index,
+                        "content": block_any["text"],
+                        "partial": partial(),
+                    }
                     del slots[at]
                 elif item_type == "function_call" and slot_kind == "toolCall" and "partialJson" in block_any:
                     block_any["arguments"] = parse_streaming_json(
@@ -1008,8 +1093,12 @@ class OpenAIResponsesProvider(RemoteModel):
                     if "namespace" in item:
                         block_any["namespace"] = item["namespace"]
                     del block_any["partialJson"]
-                    call: ToolCall = block_any
-                    yield {"type": "toolcall_end", "contentIndex": index, "toolCall": dict(call), "partial": partial()}  # type: ignore[typeddict-item]
+                    yield {
+                        "type": "toolcall_end",
+                        "contentIndex": index,
+                        "toolCall": cast(ToolCall, dict(block_any)),
+                        "partial": partial(),
+                    }
                     del slots[at]
             elif kind in ("response.completed", "response.incomplete"):
                 finalize(event.get("response") or {})
@@ -1046,7 +1135,9 @@ def _map_stop_reason(status: Any, reason: str | None) -> tuple[StopReason, str |
     if status == "incomplete":
         if reason == "max_output_tokens":
             return "length", None
-        return "error", (f"Response incomplete: {reason}" if reason else "Response incomplete without a provider reason")
+        return "error", (
+            f"Response incomplete: {reason}" if reason else "Response incomplete without a provider reason"
+        )
     if status in ("failed", "cancelled"):
         return "error", None
     if status in ("in_progress", "queued"):

@@ -3,8 +3,10 @@ equals what pi-ai 0.85.0 records (``tests/golden/wire_answers_responses.json``, 
 ``tests/golden/make_wire_answers_responses.py``): HTTP errors with JSON, empty, HTML and text
 bodies, in-stream ``error`` and ``response.failed`` events, streams that end early, incomplete and
 odd statuses, reasoning items with encrypted content (also backfilled from the terminal response),
-cached-token usage and service-tier pricing, Mistral's typed thinking chunks, tool calls, finish
-reasons and its error texts. The final message, the event sequence and the number of requests.
+cached-token usage and service-tier pricing, grammar (custom) tool calls, Mistral's typed thinking
+chunks, tool calls, finish reasons and its error texts. The final message, the event sequence and
+the number of requests; for the conversation with grammar and strict JSON-schema tools, the
+request too.
 
 pi_nb's real providers run over an in-process transport serving the same bytes (no Node)."""
 
@@ -45,7 +47,7 @@ def _fake_keys() -> Any:
             os.environ[k] = v
 
 
-def _run(case: dict[str, Any]) -> tuple[int, Any, list[list[Any]]]:
+def _run(case: dict[str, Any]) -> tuple[list[dict[str, Any]], Any, list[list[Any]]]:
     from pi_nb.providers.base import Context, StreamOptions
     from pi_nb.providers.catalog import find_model
     from pi_nb.providers.registry import get_model
@@ -55,7 +57,7 @@ def _run(case: dict[str, Any]) -> tuple[int, Any, list[list[Any]]]:
     transport = CaptureTransport([case["response"]])
     # Pi's provider retries are off unless settings ask for them (retry.provider.maxRetries)
     model = get_model(f"{case['provider']}/{case['model']}", transport=transport, max_retries=0)
-    ctx = wire_cases.context_for(dict(spec.raw), case["conversation"])
+    ctx = answers.context_for(dict(spec.raw), case["conversation"])
     level = case["level"]
     options = StreamOptions(reasoning=None if level == "off" else level, session_id=wire_cases.SESSION_ID)
 
@@ -77,7 +79,7 @@ def _run(case: dict[str, Any]) -> tuple[int, Any, list[list[Any]]]:
         return final, events
 
     final, events = asyncio.run(go())
-    return len(transport.requests), final, events
+    return transport.requests, final, events
 
 
 def _clean(message: Any) -> Any:
@@ -92,6 +94,10 @@ def test_the_golden_has_every_case() -> None:
 def test_pi_nb_records_what_pi_ai_records(name: str) -> None:
     want = GOLDEN[name]
     requests, message, events = _run(CASES[name])
-    assert requests == want["requests"]
+    assert len(requests) == want["requests"]
+    if "request" in want:  # the constrained-tools conversation: grammar and strict tools, custom calls
+        from pi_nb.providers.simple_options import pi_user_agent
+
+        assert wire_cases.comparable(requests[0], pi_user_agent()) == want["request"]
     assert _clean(message) == _clean(want["message"])
     assert events == want["events"]

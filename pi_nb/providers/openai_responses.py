@@ -51,9 +51,13 @@ from pi_nb.messages import (
     ToolCall,
 )
 from pi_nb.providers._pi_ai_util import (
+    append_grammar_tool_input_json_delta,
     clamp_openai_prompt_cache_key,
+    create_grammar_tool_input_properties,
+    get_grammar_tool_input,
     get_json_schema_tool_parameters,
     provider_attribution_headers,
+    resolve_grammar_constrained_sampling,
     resolve_json_schema_strict_sampling,
     sanitize_surrogates,
     split_deferred_tools,
@@ -243,6 +247,7 @@ def convert_responses_messages(
     allowed_tool_call_providers: frozenset[str] | set[str] = OPENAI_TOOL_CALL_PROVIDERS,
     *,
     include_system_prompt: bool = True,
+    grammar_tool_input_properties: Mapping[str, str] | None = None,
     deferred_tools: Mapping[str, Mapping[str, Any]] | None = None,
     deferred_tools_mode: str | None = None,
     tool_options: Mapping[str, Any] | None = None,
@@ -253,7 +258,10 @@ def convert_responses_messages(
     An assistant message of the same model sends its reasoning items back (the JSON kept in
     ``thinkingSignature``) and its text items under their own ids; tool-call ids are normalised
     for the providers in ``allowed_tool_call_providers`` (``fc_`` item ids, hashed when foreign).
+    Calls of grammar tools (``grammar_tool_input_properties``: tool name -> the argument holding
+    its raw input) go back as ``custom_tool_call`` items with their results.
     """
+    grammar = grammar_tool_input_properties or {}
     items: list[dict[str, Any]] = []
     loaded_tool_names: set[str] = set()
     provider, api, model_id = model.get("provider"), model.get("api"), model.get("id")
@@ -349,14 +357,24 @@ def convert_responses_messages(
                     call_id = id_parts[0]
                     item_id: str | None = id_parts[1] if len(id_parts) > 1 else None
                     starts_fc = item_id is not None and item_id.startswith("fc_")
-                    if (different_model and starts_fc) or not starts_fc:
+                    input_property = grammar.get(str(block.get("name")))
+                    if (different_model and starts_fc) or (input_property is None and not starts_fc):
                         item_id = None
-                    call: dict[str, Any] = {"type": "function_call"}
+                    call: dict[str, Any] = {
+                        "type": "function_call" if input_property is None else "custom_tool_call"
+                    }
                     if item_id is not None:
                         call["id"] = item_id
                     call["call_id"] = call_id
                     call["name"] = block.get("name")
-                    call["arguments"] = js_stringify(block.get("arguments"))
+                    if input_property is None:
+                        call["arguments"] = js_stringify(block.get("arguments"))
+                    else:
+                        call["input"] = sanitize_surrogates(
+                            get_grammar_tool_input(
+                                str(block.get("name")), block.get("arguments") or {}, input_property
+                            )
+                        )
                     can_replay_namespace = same_model or (
                         deferred_tools is not None and block.get("name") in deferred_tools
                     )
@@ -370,7 +388,9 @@ def convert_responses_messages(
             call_id = str(msg.get("toolCallId", "")).split("|")[0]
             items.append(
                 {
-                    "type": "function_call_output",
+                    "type": "custom_tool_call_output"
+                    if msg.get("toolName") in grammar
+                    else "function_call_output",
                     "call_id": call_id,
                     "output": _tool_result_output(model, content or []),
                 }
@@ -423,13 +443,30 @@ def convert_responses_tools(
     *,
     strict: bool | None = None,
     supports_strict_mode: bool = True,
+    supports_openai_grammar_tools: bool = False,
     defer_loading: bool = False,
-    **_ignored: Any,
 ) -> list[dict[str, Any]]:
-    """pi-ai's ``convertResponsesTools`` for function tools: ``{type: "function", name,
-    description, parameters[, defer_loading][, strict]}`` (``strict`` only where the model takes it)."""
+    """pi-ai's ``convertResponsesTools``: ``{type: "function", name, description, parameters
+    [, defer_loading][, strict]}`` (``strict`` only where the model takes it), or a ``custom`` tool
+    with its grammar for a grammar tool on a model that takes them."""
     out: list[dict[str, Any]] = []
     for tool in tools:
+        grammar = resolve_grammar_constrained_sampling(tool, supports_openai_grammar_tools)
+        if grammar:
+            custom: dict[str, Any] = {
+                "type": "custom",
+                "name": tool.get("name"),
+                "description": tool.get("description"),
+                "format": {
+                    "type": "grammar",
+                    "syntax": grammar["format"],
+                    "definition": grammar["definition"],
+                },
+            }
+            if defer_loading:
+                custom["defer_loading"] = True
+            out.append(custom)
+            continue
         constrained = resolve_json_schema_strict_sampling(tool, supports_strict_mode)
         use_strict = constrained if constrained is not None else bool(strict)
         entry: dict[str, Any] = {
@@ -568,6 +605,11 @@ def _service_tier_multiplier(model_id: str, tier: Any) -> float:
     return 1
 
 
+def _join_text(value: Any) -> str:
+    """A value as ``Array.prototype.join`` prints it (``null`` and ``undefined`` are empty)."""
+    return "" if value is None else _js_text(value)
+
+
 def _js_text(value: Any, missing: bool = False) -> str:
     """A value as a JavaScript template literal prints it."""
     if missing:
@@ -684,11 +726,15 @@ class OpenAIResponsesProvider(RemoteModel):
         immediate, deferred = split_deferred_tools(
             cast(Mapping[str, Any], context.to_dict()), mode is not None
         )
-        tool_options = {"supports_strict_mode": compat["supportsStrictMode"]}
+        tool_options = {
+            "supports_strict_mode": compat["supportsStrictMode"],
+            "supports_openai_grammar_tools": compat["supportsOpenAIGrammarTools"],
+        }
         messages = convert_responses_messages(
             model,
             context,
             OPENAI_TOOL_CALL_PROVIDERS,
+            grammar_tool_input_properties=self._grammar_properties(model, context),
             deferred_tools=deferred,
             deferred_tools_mode=mode,
             tool_options=tool_options,
@@ -712,9 +758,7 @@ class OpenAIResponsesProvider(RemoteModel):
         if options.get("serviceTier") is not None:
             params["service_tier"] = options["serviceTier"]
         if immediate:
-            params["tools"] = convert_responses_tools(
-                immediate, supports_strict_mode=compat["supportsStrictMode"]
-            )
+            params["tools"] = convert_responses_tools(immediate, **tool_options)
         if options.get("toolChoice") is not None:
             params["tool_choice"] = options["toolChoice"]
         if model.get("reasoning"):
@@ -738,6 +782,13 @@ class OpenAIResponsesProvider(RemoteModel):
         if sampling:
             params.update(sampling)
         return params
+
+    def _grammar_properties(self, model: Mapping[str, Any], context: Context) -> dict[str, str]:
+        """Tool name -> the argument carrying a grammar tool's raw input (for models that take them)."""
+        return create_grammar_tool_input_properties(
+            cast(Sequence[Mapping[str, Any]], context.tools or []),
+            get_compat(model)["supportsOpenAIGrammarTools"],
+        )
 
     # -- createClient
 
@@ -830,6 +881,8 @@ class OpenAIResponsesProvider(RemoteModel):
             openai = _require_openai()
 
             async def request() -> Any:
+                if opts.signal is not None and opts.signal.aborted:
+                    raise _StreamError("Request was aborted.")  # the SDK's text for an aborted request
                 return await client.post(
                     "/responses",
                     cast_to=object,
@@ -849,7 +902,8 @@ class OpenAIResponsesProvider(RemoteModel):
             return
         yield {"type": "start", "partial": snapshot_message(output)}
         try:
-            async for event in self._process(response, output, model, stream_options, opts):
+            grammar = self._grammar_properties(model, context)
+            async for event in self._process(response, output, model, stream_options, opts, grammar):
                 yield event
             if opts.signal is not None and opts.signal.aborted:
                 raise _StreamError("Request was aborted")
@@ -876,8 +930,11 @@ class OpenAIResponsesProvider(RemoteModel):
         model: Mapping[str, Any],
         stream_options: Mapping[str, Any],
         opts: StreamOptions,
+        grammar: Mapping[str, str],
     ) -> AsyncIterator[AssistantMessageEvent]:
         """pi-ai's ``processResponsesStream``: each server event into the message and its events."""
+        # a grammar tool's streamed input: content index -> (argument name, JSON delta buffer)
+        custom: dict[int, tuple[str, dict[str, Any]]] = {}
         blocks: list[AssistantContent] = output["content"]
         slots: dict[Any, tuple[str, AssistantContent, int]] = {}  # output_index -> (kind, block, index)
         reasoning_by_id: dict[Any, AssistantContent] = {}
@@ -919,7 +976,32 @@ class OpenAIResponsesProvider(RemoteModel):
                 blocks.append(block)
                 slots[output_index] = ("toolCall", block, len(blocks) - 1)
                 return block_start_event("toolcall_start", len(blocks) - 1, partial())
+            if kind == "custom_tool_call":
+                prop = grammar.get(str(item.get("name")))
+                prop = "input" if prop is None else prop
+                block = {
+                    "type": "toolCall",
+                    "id": f"{_js_text(item.get('call_id'), 'call_id' not in item)}|{_js_text(item.get('id'), 'id' not in item)}",
+                    "name": item.get("name"),
+                    "arguments": {prop: item.get("input") or ""},
+                }
+                if "namespace" in item:
+                    block["namespace"] = item["namespace"]
+                blocks.append(block)
+                slots[output_index] = ("toolCall", block, len(blocks) - 1)
+                custom[len(blocks) - 1] = (prop, {"input": "", "started": False, "closed": False})
+                return block_start_event("toolcall_start", len(blocks) - 1, partial())
             return None
+
+        def custom_input(index: int, block: Any) -> str:
+            value = block["arguments"].get(custom[index][0])
+            return value if isinstance(value, str) else ""
+
+        def append_custom(index: int, block: Any, next_input: str, close: bool) -> str | None:
+            prop, buffer = custom[index]
+            delta = append_grammar_tool_input_json_delta(buffer, prop, next_input, close)
+            block["arguments"] = {prop: next_input}
+            return delta
 
         def finalize(resp: Mapping[str, Any]) -> None:
             nonlocal terminal
@@ -986,6 +1068,8 @@ class OpenAIResponsesProvider(RemoteModel):
                 out["stopReason"] = "toolUse"
 
         async for raw_event in response:
+            if opts.signal is not None and opts.signal.aborted:
+                return  # the SDK ends an aborted stream quietly; the caller reports the abort
             event = _as_dict(raw_event)
             kind = event.get("type")
             at = event.get("output_index")
@@ -1044,6 +1128,19 @@ class OpenAIResponsesProvider(RemoteModel):
                     yield block_delta_event(
                         "toolcall_delta", found[2], final_args[len(previous) :], partial()
                     )
+            elif kind in ("response.custom_tool_call_input.delta", "response.custom_tool_call_input.done"):
+                found = slot(at, "toolCall")
+                if found is None or found[2] not in custom:
+                    continue
+                if kind.endswith(".delta"):
+                    nxt = custom_input(found[2], found[1]) + _js_text(
+                        event.get("delta"), "delta" not in event
+                    )
+                    piece = append_custom(found[2], found[1], nxt, False)
+                else:
+                    piece = append_custom(found[2], found[1], cast(str, event.get("input")), True)
+                if piece is not None:
+                    yield block_delta_event("toolcall_delta", found[2], piece, partial())
             elif kind == "response.output_item.done":
                 item = event.get("item") or {}
                 if item.get("type") == "message" and item.get("phase") == "final_answer":
@@ -1058,8 +1155,8 @@ class OpenAIResponsesProvider(RemoteModel):
                 slot_kind, block_any, index = current
                 item_type = item.get("type")
                 if item_type == "reasoning" and slot_kind == "thinking":
-                    summary = "\n\n".join(_js_text(s.get("text")) for s in item.get("summary") or [])
-                    text = "\n\n".join(_js_text(c.get("text")) for c in item.get("content") or [])
+                    summary = "\n\n".join(_join_text(s.get("text")) for s in item.get("summary") or [])
+                    text = "\n\n".join(_join_text(c.get("text")) for c in item.get("content") or [])
                     block_any["thinking"] = summary or text or block_any["thinking"]
                     block_any["thinkingSignature"] = js_stringify(item)
                     reasoning_by_id[item.get("id")] = block_any
@@ -1072,7 +1169,7 @@ class OpenAIResponsesProvider(RemoteModel):
                     del slots[at]
                 elif item_type == "message" and slot_kind == "text":
                     block_any["text"] = "".join(
-                        _js_text(c.get("text") if c.get("type") == "output_text" else c.get("refusal"))
+                        _join_text(c.get("text") if c.get("type") == "output_text" else c.get("refusal"))
                         for c in item.get("content") or []
                     )
                     phase = item.get("phase")
@@ -1093,6 +1190,23 @@ class OpenAIResponsesProvider(RemoteModel):
                     if "namespace" in item:
                         block_any["namespace"] = item["namespace"]
                     del block_any["partialJson"]
+                    yield {
+                        "type": "toolcall_end",
+                        "contentIndex": index,
+                        "toolCall": cast(ToolCall, dict(block_any)),
+                        "partial": partial(),
+                    }
+                    del slots[at]
+                elif item_type == "custom_tool_call" and slot_kind == "toolCall" and index in custom:
+                    given = item.get("input")
+                    piece = append_custom(
+                        index, block_any, given if given is not None else custom_input(index, block_any), True
+                    )
+                    if piece is not None:
+                        yield block_delta_event("toolcall_delta", index, piece, partial())
+                    if "namespace" in item:
+                        block_any["namespace"] = item["namespace"]
+                    del custom[index]
                     yield {
                         "type": "toolcall_end",
                         "contentIndex": index,

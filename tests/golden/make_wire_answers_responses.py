@@ -58,7 +58,13 @@ _CREATED = {"type": "response.created", "response": {"id": "resp_x1", "status": 
 
 
 def _msg_added(index: int = 0, item_id: str = "msg_x1", phase: str | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": "message", "id": item_id, "role": "assistant", "status": "in_progress", "content": []}
+    item: dict[str, Any] = {
+        "type": "message",
+        "id": item_id,
+        "role": "assistant",
+        "status": "in_progress",
+        "content": [],
+    }
     if phase:
         item["phase"] = phase
     return {"type": "response.output_item.added", "output_index": index, "item": item}
@@ -78,10 +84,18 @@ def _msg_done(text: str, index: int = 0, item_id: str = "msg_x1", phase: str | N
 
 
 def _text_delta(delta: str, index: int = 0) -> dict[str, Any]:
-    return {"type": "response.output_text.delta", "item_id": "msg_x1", "output_index": index, "content_index": 0, "delta": delta}
+    return {
+        "type": "response.output_text.delta",
+        "item_id": "msg_x1",
+        "output_index": index,
+        "content_index": 0,
+        "delta": delta,
+    }
 
 
-def _completed(usage: dict[str, Any] | None = None, status: str = "completed", **extra: Any) -> dict[str, Any]:
+def _completed(
+    usage: dict[str, Any] | None = None, status: str = "completed", **extra: Any
+) -> dict[str, Any]:
     response: dict[str, Any] = {"id": "resp_x1", "status": status}
     response.update(extra)
     if usage is not None:
@@ -90,7 +104,12 @@ def _completed(usage: dict[str, Any] | None = None, status: str = "completed", *
     return {"type": kind, "response": response}
 
 
-_USAGE = {"input_tokens": 200, "output_tokens": 30, "total_tokens": 230, "input_tokens_details": {"cached_tokens": 0}}
+_USAGE = {
+    "input_tokens": 200,
+    "output_tokens": 30,
+    "total_tokens": 230,
+    "input_tokens_details": {"cached_tokens": 0},
+}
 
 
 def _text_stream(*tail: dict[str, Any]) -> list[dict[str, Any]]:
@@ -109,18 +128,55 @@ def _reasoning_item(encrypted: bool) -> dict[str, Any]:
 
 
 def _tool_call_stream() -> list[dict[str, Any]]:
-    call = {"type": "function_call", "id": "fc_x1", "call_id": "call_x1", "name": "bash", "arguments": "", "status": "in_progress"}
+    call = {
+        "type": "function_call",
+        "id": "fc_x1",
+        "call_id": "call_x1",
+        "name": "bash",
+        "arguments": "",
+        "status": "in_progress",
+    }
     done = {**call, "arguments": '{"command":"ls -la"}', "status": "completed"}
     return [
         _CREATED,
-        {"type": "response.output_item.added", "output_index": 0, "item": {**_reasoning_item(False), "summary": []}},
-        {"type": "response.reasoning_summary_text.delta", "item_id": "rs_x1", "output_index": 0, "summary_index": 0, "delta": "**Plan**"},
-        {"type": "response.reasoning_summary_part.done", "item_id": "rs_x1", "output_index": 0, "summary_index": 0},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**_reasoning_item(False), "summary": []},
+        },
+        {
+            "type": "response.reasoning_summary_text.delta",
+            "item_id": "rs_x1",
+            "output_index": 0,
+            "summary_index": 0,
+            "delta": "**Plan**",
+        },
+        {
+            "type": "response.reasoning_summary_part.done",
+            "item_id": "rs_x1",
+            "output_index": 0,
+            "summary_index": 0,
+        },
         {"type": "response.output_item.done", "output_index": 0, "item": _reasoning_item(True)},
         {"type": "response.output_item.added", "output_index": 1, "item": call},
-        {"type": "response.function_call_arguments.delta", "item_id": "fc_x1", "output_index": 1, "delta": '{"command":'},
-        {"type": "response.function_call_arguments.delta", "item_id": "fc_x1", "output_index": 1, "delta": '"ls'},
-        {"type": "response.function_call_arguments.done", "item_id": "fc_x1", "output_index": 1, "arguments": '{"command":"ls -la"}'},
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_x1",
+            "output_index": 1,
+            "delta": '{"command":',
+        },
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_x1",
+            "output_index": 1,
+            "delta": '"ls',
+        },
+        {
+            "type": "response.function_call_arguments.done",
+            "item_id": "fc_x1",
+            "output_index": 1,
+            "arguments": '{"command":"ls -la"}',
+        },
         {"type": "response.output_item.done", "output_index": 1, "item": done},
         _completed(
             {
@@ -138,7 +194,11 @@ def _azure_backfill_stream() -> list[dict[str, Any]]:
     """Azure leaves encrypted_content out of output_item.done and gives it in response.completed."""
     return [
         _CREATED,
-        {"type": "response.output_item.added", "output_index": 0, "item": {**_reasoning_item(False), "summary": []}},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**_reasoning_item(False), "summary": []},
+        },
         {"type": "response.output_item.done", "output_index": 0, "item": _reasoning_item(False)},
         _msg_added(1),
         _text_delta("Done.", 1),
@@ -212,12 +272,24 @@ RESPONSES_ANSWERS: dict[str, dict[str, Any]] = {
     ),
     "http_500_empty": _resp(500, "", {}),
     "http_502_html": _resp(502, _HTML_502, {"content-type": "text/html"}),
-    "http_503_text": _resp(503, "upstream connect error or disconnect/reset before headers", {"content-type": "text/plain"}),
+    "http_503_text": _resp(
+        503, "upstream connect error or disconnect/reset before headers", {"content-type": "text/plain"}
+    ),
     "event_error_quota": _resp(200, _fixture("responses_error_event.sse"), SSE),
     "event_error_context_length": _resp(200, _fixture("responses_context_length_event.sse"), SSE),
     "event_error_plain": _resp(
         200,
-        _sse([_CREATED, {"type": "error", "code": "server_error", "message": "The server had an error processing your request.", "param": None}]),
+        _sse(
+            [
+                _CREATED,
+                {
+                    "type": "error",
+                    "code": "server_error",
+                    "message": "The server had an error processing your request.",
+                    "param": None,
+                },
+            ]
+        ),
         SSE,
     ),
     "event_failed_error": _resp(
@@ -227,21 +299,43 @@ RESPONSES_ANSWERS: dict[str, dict[str, Any]] = {
                 _CREATED,
                 {
                     "type": "response.failed",
-                    "response": {"id": "resp_x1", "status": "failed", "error": {"code": "server_error", "message": "An error occurred while processing your request."}},
+                    "response": {
+                        "id": "resp_x1",
+                        "status": "failed",
+                        "error": {
+                            "code": "server_error",
+                            "message": "An error occurred while processing your request.",
+                        },
+                    },
                 },
             ]
         ),
         SSE,
     ),
     "event_failed_no_details": _resp(
-        200, _sse([_CREATED, {"type": "response.failed", "response": {"id": "resp_x1", "status": "failed", "error": None}}]), SSE
+        200,
+        _sse(
+            [
+                _CREATED,
+                {"type": "response.failed", "response": {"id": "resp_x1", "status": "failed", "error": None}},
+            ]
+        ),
+        SSE,
     ),
     "event_failed_incomplete": _resp(
         200,
         _sse(
             [
                 _CREATED,
-                {"type": "response.failed", "response": {"id": "resp_x1", "status": "failed", "error": None, "incomplete_details": {"reason": "content_filter"}}},
+                {
+                    "type": "response.failed",
+                    "response": {
+                        "id": "resp_x1",
+                        "status": "failed",
+                        "error": None,
+                        "incomplete_details": {"reason": "content_filter"},
+                    },
+                },
             ]
         ),
         SSE,
@@ -250,10 +344,22 @@ RESPONSES_ANSWERS: dict[str, dict[str, Any]] = {
     "ends_after_created": _resp(200, _sse([_CREATED]), SSE),
     "empty_stream": _resp(200, "", SSE),
     "incomplete_max_output_tokens": _resp(
-        200, _sse(_text_stream(_completed(_USAGE, status="incomplete", incomplete_details={"reason": "max_output_tokens"}))), SSE
+        200,
+        _sse(
+            _text_stream(
+                _completed(_USAGE, status="incomplete", incomplete_details={"reason": "max_output_tokens"})
+            )
+        ),
+        SSE,
     ),
     "incomplete_content_filter": _resp(
-        200, _sse(_text_stream(_completed(_USAGE, status="incomplete", incomplete_details={"reason": "content_filter"}))), SSE
+        200,
+        _sse(
+            _text_stream(
+                _completed(_USAGE, status="incomplete", incomplete_details={"reason": "content_filter"})
+            )
+        ),
+        SSE,
     ),
     "incomplete_no_reason": _resp(200, _sse(_text_stream(_completed(_USAGE, status="incomplete"))), SSE),
     "status_cancelled": _resp(200, _sse(_text_stream(_completed(_USAGE, status="cancelled"))), SSE),
@@ -280,7 +386,15 @@ RESPONSES_ANSWERS: dict[str, dict[str, Any]] = {
     "service_tier_flex": _resp(200, _sse(_text_stream(_completed(_USAGE, service_tier="flex"))), SSE),
     "phase_final_answer": _resp(
         200,
-        _sse([_CREATED, _msg_added(phase="final_answer"), _text_delta("Hi"), _msg_done("Hi", phase="final_answer"), _completed(_USAGE)]),
+        _sse(
+            [
+                _CREATED,
+                _msg_added(phase="final_answer"),
+                _text_delta("Hi"),
+                _msg_done("Hi", phase="final_answer"),
+                _completed(_USAGE),
+            ]
+        ),
         SSE,
     ),
     "refusal": _resp(
@@ -289,11 +403,23 @@ RESPONSES_ANSWERS: dict[str, dict[str, Any]] = {
             [
                 _CREATED,
                 _msg_added(),
-                {"type": "response.refusal.delta", "item_id": "msg_x1", "output_index": 0, "content_index": 0, "delta": "I can't help."},
+                {
+                    "type": "response.refusal.delta",
+                    "item_id": "msg_x1",
+                    "output_index": 0,
+                    "content_index": 0,
+                    "delta": "I can't help.",
+                },
                 {
                     "type": "response.output_item.done",
                     "output_index": 0,
-                    "item": {"type": "message", "id": "msg_x1", "role": "assistant", "status": "completed", "content": [{"type": "refusal", "refusal": "I can't help."}]},
+                    "item": {
+                        "type": "message",
+                        "id": "msg_x1",
+                        "role": "assistant",
+                        "status": "completed",
+                        "content": [{"type": "refusal", "refusal": "I can't help."}],
+                    },
                 },
                 _completed(_USAGE),
             ]
@@ -302,17 +428,27 @@ RESPONSES_ANSWERS: dict[str, dict[str, Any]] = {
     ),
     "reasoning_tool_call": _resp(200, _sse(_tool_call_stream()), SSE),
     "reasoning_backfill_from_completed": _resp(200, _sse(_azure_backfill_stream()), SSE),
-    "recorded_reasoning_encrypted_tool_call": _resp(200, _fixture("responses_reasoning_encrypted_tool_call.sse"), SSE),
+    "recorded_reasoning_encrypted_tool_call": _resp(
+        200, _fixture("responses_reasoning_encrypted_tool_call.sse"), SSE
+    ),
     "recorded_reasoning_summary": _resp(200, _fixture("responses_reasoning_summary.sse"), SSE),
     "data_error_object": _resp(
-        200, _sse([_CREATED], named=True) + 'data: {"error": {"message": "Internal error", "type": "server_error", "code": null}}\n\n', SSE
+        200,
+        _sse([_CREATED], named=True)
+        + 'data: {"error": {"message": "Internal error", "type": "server_error", "code": null}}\n\n',
+        SSE,
     ),
 }
 
 # ------------------------------------------------------------------ Mistral answers
 
 
-def _chunk(delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None, cid: str = "cmpl-m1") -> dict[str, Any]:
+def _chunk(
+    delta: dict[str, Any],
+    finish: str | None = None,
+    usage: dict[str, Any] | None = None,
+    cid: str = "cmpl-m1",
+) -> dict[str, Any]:
     c: dict[str, Any] = {
         "id": cid,
         "object": "chat.completion.chunk",
@@ -335,8 +471,20 @@ def _mistral(chunks: list[dict[str, Any]], done: bool = True, sep: str = "\n\n")
 
 _M_TOOL = [
     _chunk({"role": "assistant", "content": ""}),
-    _chunk({"tool_calls": [{"id": "AbC123xyZ", "index": 0, "function": {"name": "bash", "arguments": '{"command": '}}]}),
-    _chunk({"tool_calls": [{"id": "AbC123xyZ", "index": 0, "function": {"name": "bash", "arguments": '"ls -la"}'}}]}),
+    _chunk(
+        {
+            "tool_calls": [
+                {"id": "AbC123xyZ", "index": 0, "function": {"name": "bash", "arguments": '{"command": '}}
+            ]
+        }
+    ),
+    _chunk(
+        {
+            "tool_calls": [
+                {"id": "AbC123xyZ", "index": 0, "function": {"name": "bash", "arguments": '"ls -la"}'}}
+            ]
+        }
+    ),
     _chunk({"content": ""}, "tool_calls", _M_USAGE),
 ]
 
@@ -346,7 +494,14 @@ MISTRAL_ANSWERS: dict[str, dict[str, Any]] = {
         200,
         _mistral(
             [
-                _chunk({"role": "assistant", "content": [{"type": "thinking", "thinking": [{"type": "text", "text": "Let me think."}]}]}),
+                _chunk(
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "thinking", "thinking": [{"type": "text", "text": "Let me think."}]}
+                        ],
+                    }
+                ),
                 _chunk({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": ""}]}]}),
                 _chunk({"content": "The answer"}),
                 _chunk({"content": " is 4."}),
@@ -362,8 +517,24 @@ MISTRAL_ANSWERS: dict[str, dict[str, Any]] = {
         _mistral(
             [
                 _chunk({"role": "assistant", "content": "Reading."}),
-                _chunk({"tool_calls": [{"id": "null", "function": {"name": "read", "arguments": {"path": "a.txt"}}}]}),
-                _chunk({"tool_calls": [{"id": "null", "index": 1, "function": {"name": "read", "arguments": {"path": "b.txt"}}}]}),
+                _chunk(
+                    {
+                        "tool_calls": [
+                            {"id": "null", "function": {"name": "read", "arguments": {"path": "a.txt"}}}
+                        ]
+                    }
+                ),
+                _chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "id": "null",
+                                "index": 1,
+                                "function": {"name": "read", "arguments": {"path": "b.txt"}},
+                            }
+                        ]
+                    }
+                ),
                 _chunk({}, "tool_calls", _M_USAGE),
             ]
         ),
@@ -374,7 +545,16 @@ MISTRAL_ANSWERS: dict[str, dict[str, Any]] = {
         _mistral(
             [
                 _chunk({"role": "assistant", "content": "ok"}),
-                _chunk({}, "stop", {"prompt_tokens": 1000, "completion_tokens": 5, "total_tokens": 1005, "prompt_tokens_details": {"cached_tokens": 900}}),
+                _chunk(
+                    {},
+                    "stop",
+                    {
+                        "prompt_tokens": 1000,
+                        "completion_tokens": 5,
+                        "total_tokens": 1005,
+                        "prompt_tokens_details": {"cached_tokens": 900},
+                    },
+                ),
             ]
         ),
         SSE,
@@ -384,23 +564,60 @@ MISTRAL_ANSWERS: dict[str, dict[str, Any]] = {
         _mistral(
             [
                 _chunk({"role": "assistant", "content": "ok"}),
-                _chunk({}, "stop", {"prompt_tokens": 1000, "completion_tokens": 5, "total_tokens": 0, "num_cached_tokens": 2000}),
+                _chunk(
+                    {},
+                    "stop",
+                    {
+                        "prompt_tokens": 1000,
+                        "completion_tokens": 5,
+                        "total_tokens": 0,
+                        "num_cached_tokens": 2000,
+                    },
+                ),
             ]
         ),
         SSE,
     ),
-    "finish_length": _resp(200, _mistral([_chunk({"role": "assistant", "content": "cut"}), _chunk({}, "length", _M_USAGE)]), SSE),
-    "finish_model_length": _resp(200, _mistral([_chunk({"role": "assistant", "content": "cut"}), _chunk({}, "model_length", _M_USAGE)]), SSE),
-    "finish_error": _resp(200, _mistral([_chunk({"role": "assistant", "content": "x"}), _chunk({}, "error", _M_USAGE)]), SSE),
-    "finish_unknown": _resp(200, _mistral([_chunk({"role": "assistant", "content": "x"}), _chunk({}, "content_filter")]), SSE),
-    "ends_without_finish": _resp(200, _mistral([_chunk({"role": "assistant", "content": "partial"})], done=False), SSE),
-    "no_done_marker": _resp(200, _mistral([_chunk({"role": "assistant", "content": "ok"}), _chunk({}, "stop", _M_USAGE)], done=False), SSE),
-    "crlf_framing": _resp(200, _mistral([_chunk({"role": "assistant", "content": "ok"}), _chunk({}, "stop", _M_USAGE)], sep="\r\n\r\n"), SSE),
+    "finish_length": _resp(
+        200, _mistral([_chunk({"role": "assistant", "content": "cut"}), _chunk({}, "length", _M_USAGE)]), SSE
+    ),
+    "finish_model_length": _resp(
+        200,
+        _mistral([_chunk({"role": "assistant", "content": "cut"}), _chunk({}, "model_length", _M_USAGE)]),
+        SSE,
+    ),
+    "finish_error": _resp(
+        200, _mistral([_chunk({"role": "assistant", "content": "x"}), _chunk({}, "error", _M_USAGE)]), SSE
+    ),
+    "finish_unknown": _resp(
+        200, _mistral([_chunk({"role": "assistant", "content": "x"}), _chunk({}, "content_filter")]), SSE
+    ),
+    "ends_without_finish": _resp(
+        200, _mistral([_chunk({"role": "assistant", "content": "partial"})], done=False), SSE
+    ),
+    "no_done_marker": _resp(
+        200,
+        _mistral([_chunk({"role": "assistant", "content": "ok"}), _chunk({}, "stop", _M_USAGE)], done=False),
+        SSE,
+    ),
+    "crlf_framing": _resp(
+        200,
+        _mistral(
+            [_chunk({"role": "assistant", "content": "ok"}), _chunk({}, "stop", _M_USAGE)], sep="\r\n\r\n"
+        ),
+        SSE,
+    ),
     "empty_choices_then_text": _resp(
         200,
         _mistral(
             [
-                {"id": "cmpl-m1", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []},
+                {
+                    "id": "cmpl-m1",
+                    "object": "chat.completion.chunk",
+                    "created": 1,
+                    "model": "m",
+                    "choices": [],
+                },
                 _chunk({"role": "assistant", "content": "ok"}),
                 _chunk({}, "stop", _M_USAGE),
             ]
@@ -410,7 +627,15 @@ MISTRAL_ANSWERS: dict[str, dict[str, Any]] = {
     "invalid_event": _resp(200, 'data: {"object": "error", "message": "upstream failed"}\n\n', SSE),
     "http_400_json": _resp(
         400,
-        json.dumps({"object": "error", "message": "Invalid model: magistral-medium-latest-x", "type": "invalid_model", "param": None, "code": "1500"}),
+        json.dumps(
+            {
+                "object": "error",
+                "message": "Invalid model: magistral-medium-latest-x",
+                "type": "invalid_model",
+                "param": None,
+                "code": "1500",
+            }
+        ),
     ),
     "http_400_context_length": _resp(
         400,
@@ -429,7 +654,16 @@ MISTRAL_ANSWERS: dict[str, dict[str, Any]] = {
         json.dumps(
             {
                 "object": "error",
-                "message": {"detail": [{"type": "extra_forbidden", "loc": ["body", "prompt_mode"], "msg": "Extra inputs are not permitted", "input": "reasoning"}]},
+                "message": {
+                    "detail": [
+                        {
+                            "type": "extra_forbidden",
+                            "loc": ["body", "prompt_mode"],
+                            "msg": "Extra inputs are not permitted",
+                            "input": "reasoning",
+                        }
+                    ]
+                },
                 "type": "invalid_request_error",
                 "param": None,
                 "code": None,
@@ -437,17 +671,164 @@ MISTRAL_ANSWERS: dict[str, dict[str, Any]] = {
         ),
     ),
     "http_401_unauthorized": _resp(401, json.dumps({"message": "Unauthorized", "request_id": "a1b2c3"})),
-    "http_429_rate_limit": _resp(429, json.dumps({"message": "Requests rate limit exceeded"}), {"content-type": "application/json", "retry-after": "1"}),
+    "http_429_rate_limit": _resp(
+        429,
+        json.dumps({"message": "Requests rate limit exceeded"}),
+        {"content-type": "application/json", "retry-after": "1"},
+    ),
     "http_500_empty": _resp(500, "", {}),
     "http_502_html": _resp(502, _HTML_502, {"content-type": "text/html"}),
     "http_500_long_body": _resp(500, "x" * 4100 + " end", {"content-type": "text/plain"}),
     "http_503_whitespace": _resp(503, "   \n  ", {"content-type": "text/plain"}),
 }
 
+# ------------------------------------------------------------------ constrained-sampling tools
+
+GRAMMAR_TOOL = {
+    "name": "apply_patch",
+    "description": "Apply a patch in the V4A format.",
+    "parameters": {"type": "object", "required": ["patch"], "properties": {"patch": {"type": "string"}}},
+    "constrainedSampling": {
+        "type": "grammar",
+        "variants": {"openai_lark": 'start: "*** Begin Patch" /(.|\\n)*/'},
+    },
+}
+STRICT_TOOL = {
+    "name": "set_mode",
+    "description": "Switch the editor mode.",
+    "parameters": {
+        "type": "object",
+        "required": ["mode"],
+        "properties": {"mode": {"type": "string", "enum": ["insert", "normal"]}, "count": {"type": "number"}},
+    },
+    "constrainedSampling": {"type": "json_schema"},
+}
+
+
+def context_for(model: dict[str, Any], conversation: str) -> dict[str, Any]:
+    """``tests/wire_cases.py``'s conversations, and ``constrained``: the coding tools plus a grammar
+    tool and a strict JSON-schema tool, with an earlier answer of the same model calling both."""
+    if conversation != "constrained":
+        return wire_cases.context_for(model, conversation)
+    ctx = wire_cases.context_for(model, "tools")
+    ctx["tools"] = [*ctx["tools"], GRAMMAR_TOOL, STRICT_TOOL]
+    api = model["api"]
+    ids = ("call_g1|ctc_g1", "call_s1|fc_s1") if api == "openai-responses" else ("G1abcdefg", "S1abcdefg")
+    ctx["messages"] = [
+        *ctx["messages"],
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "toolCall",
+                    "id": ids[0],
+                    "name": "apply_patch",
+                    "arguments": {"patch": "*** Begin Patch\n*** End Patch"},
+                },
+                {"type": "toolCall", "id": ids[1], "name": "set_mode", "arguments": {"mode": "insert"}},
+            ],
+            "api": api,
+            "provider": model["provider"],
+            "model": model["id"],
+            "usage": wire_cases._usage(),
+            "stopReason": "toolUse",
+            "timestamp": 1767225600000,
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": ids[0],
+            "toolName": "apply_patch",
+            "content": [{"type": "text", "text": "Done!"}],
+            "isError": False,
+            "timestamp": 1767225630000,
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": ids[1],
+            "toolName": "set_mode",
+            "content": [{"type": "text", "text": "mode: insert"}],
+            "isError": False,
+            "timestamp": 1767225630000,
+        },
+        {"role": "user", "content": "Now patch README.md.", "timestamp": 1767225700000},
+    ]
+    return ctx
+
+
+_CUSTOM_CALL = {
+    "type": "custom_tool_call",
+    "id": "ctc_x1",
+    "call_id": "call_x2",
+    "name": "apply_patch",
+    "input": "",
+}
+RESPONSES_ANSWERS["grammar_tool_call"] = _resp(
+    200,
+    _sse(
+        [
+            _CREATED,
+            {"type": "response.output_item.added", "output_index": 0, "item": _CUSTOM_CALL},
+            {
+                "type": "response.custom_tool_call_input.delta",
+                "item_id": "ctc_x1",
+                "output_index": 0,
+                "delta": "*** Begin",
+            },
+            {
+                "type": "response.custom_tool_call_input.delta",
+                "item_id": "ctc_x1",
+                "output_index": 0,
+                "delta": ' Patch\n"quoted"',
+            },
+            {
+                "type": "response.custom_tool_call_input.done",
+                "item_id": "ctc_x1",
+                "output_index": 0,
+                "input": '*** Begin Patch\n"quoted"',
+            },
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {**_CUSTOM_CALL, "input": '*** Begin Patch\n"quoted"'},
+            },
+            _completed(_USAGE),
+        ]
+    ),
+    SSE,
+)
+RESPONSES_ANSWERS["grammar_tool_call_done_only"] = _resp(
+    200,
+    _sse(
+        [
+            _CREATED,
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {**_CUSTOM_CALL, "input": "*** Begin Patch"},
+            },
+            _completed(_USAGE),
+        ]
+    ),
+    SSE,
+)
+
+# answers run on the constrained-tools conversation too (their requests are recorded in full)
+CONSTRAINED = {
+    "openai-responses": [
+        ("openai", "gpt-5.5", "constrained", "high"),
+        ("openai", "gpt-4.1", "constrained", "off"),
+    ],
+    "mistral-conversations": [("mistral", "magistral-medium-latest", "constrained", "off")],
+}
+CONSTRAINED_ANSWERS = {"grammar_tool_call", "grammar_tool_call_done_only", "reasoning_tool_call", "tool_call"}
+
 # (answer name, model, conversation, level) per API
 MODELS = {
     "openai-responses": [("openai", "gpt-5.5", "tools", "medium"), ("xai", "grok-4.3", "history", "off")],
-    "mistral-conversations": [("mistral", "magistral-medium-latest", "history", "high"), ("mistral", "devstral-medium-latest", "broken", "off")],
+    "mistral-conversations": [
+        ("mistral", "magistral-medium-latest", "history", "high"),
+        ("mistral", "devstral-medium-latest", "broken", "off"),
+    ],
 }
 
 
@@ -463,6 +844,8 @@ def cases() -> list[dict[str, Any]]:
     for api, answers in (("openai-responses", RESPONSES_ANSWERS), ("mistral-conversations", MISTRAL_ANSWERS)):
         for i, (answer, response) in enumerate(answers.items()):
             targets = MODELS[api] if (answer.startswith("http_") or i % 3 == 0) else MODELS[api][:1]
+            if answer in CONSTRAINED_ANSWERS:
+                targets = [*targets, *CONSTRAINED[api]]
             for provider, model_id, conversation, level in targets:
                 spec = find_model(provider, model_id)
                 assert spec is not None and spec.api == api, (provider, model_id)
@@ -480,8 +863,13 @@ def cases() -> list[dict[str, Any]]:
     return out
 
 
+def _pi_user_agent(case: dict[str, Any]) -> str | None:
+    got = case["requests"][0]["headers"].get("user-agent", "")
+    return got if got.startswith("pi (") else None
+
+
 def main() -> None:
-    from make_wire import pi_env, run_node  # noqa: PLC0415
+    from make_wire import pi_env, run_node
 
     from pi_nb.providers.catalog import find_model
 
@@ -495,7 +883,7 @@ def main() -> None:
                 "name": case["name"],
                 "provider": case["provider"],
                 "model": case["model"],
-                "context": wire_cases.context_for(dict(spec.raw), case["conversation"]),
+                "context": context_for(dict(spec.raw), case["conversation"]),
                 "level": case["level"],
                 "sessionId": wire_cases.SESSION_ID,
                 "responses": [case["response"]],
@@ -506,7 +894,13 @@ def main() -> None:
     golden = {}
     for case in table:
         got = result["cases"][case["name"]]
-        golden[case["name"]] = {"requests": len(got["requests"]), "message": got["message"], "events": got["events"]}
+        golden[case["name"]] = {
+            "requests": len(got["requests"]),
+            "message": got["message"],
+            "events": got["events"],
+        }
+        if case["conversation"] == "constrained":
+            golden[case["name"]]["request"] = wire_cases.comparable(got["requests"][0], _pi_user_agent(got))
     GOLDEN.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {len(golden)} cases to {GOLDEN}")
 

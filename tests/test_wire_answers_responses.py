@@ -54,9 +54,11 @@ def _run(case: dict[str, Any]) -> tuple[list[dict[str, Any]], Any, list[list[Any
 
     spec = find_model(case["provider"], case["model"])
     assert spec is not None
-    transport = CaptureTransport([case["response"]])
+    transport = CaptureTransport(case["responses"])
     # Pi's provider retries are off unless settings ask for them (retry.provider.maxRetries)
-    model = get_model(f"{case['provider']}/{case['model']}", transport=transport, max_retries=0)
+    model = get_model(
+        f"{case['provider']}/{case['model']}", transport=transport, max_retries=case["max_retries"]
+    )
     ctx = answers.context_for(dict(spec.raw), case["conversation"])
     level = case["level"]
     options = StreamOptions(reasoning=None if level == "off" else level, session_id=wire_cases.SESSION_ID)

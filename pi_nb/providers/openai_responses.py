@@ -68,6 +68,7 @@ from pi_nb.providers._stream_common import (
     block_delta_event,
     block_start_event,
     format_provider_error,
+    js_shaped_error_from,
     normalize_provider_error,
     parse_streaming_json,
 )
@@ -589,7 +590,9 @@ async def retry_provider_request(
                 raise
             retry_index = max_retries - remaining
             remaining -= 1
-            delay = _retry_delay_ms(headers, retry_index, max_retry_delay_ms, str(error))
+            delay = _retry_delay_ms(
+                headers, retry_index, max_retry_delay_ms, js_shaped_error_from(error).message
+            )
             if delay == delay:  # NaN sleeps 0 in setTimeout
                 await asyncio.sleep(max(0.0, delay) / 1000)
 

@@ -822,6 +822,84 @@ CONSTRAINED = {
 }
 CONSTRAINED_ANSWERS = {"grammar_tool_call", "grammar_tool_call_done_only", "reasoning_tool_call", "tool_call"}
 
+# answers served in turn with Pi's provider retries on (settings retry.provider.maxRetries;
+# pi_nb's max_retries): (name, api, model, max retries, answers)
+_OK_TEXT = _resp(200, _sse(_text_stream(_completed(_USAGE))), SSE)
+_RATE = _resp(
+    429,
+    json.dumps({"error": {"message": "Slow down", "type": "rate_limit", "code": None}}),
+    {"content-type": "application/json", "retry-after-ms": "5"},
+)
+RETRY_CASES: list[tuple[str, str, tuple[str, str], int, list[dict[str, Any]]]] = [
+    ("retry_429_then_ok", "openai-responses", ("openai", "gpt-5.5"), 2, [_RATE, _OK_TEXT]),
+    (
+        "retry_500_twice_then_ok",
+        "openai-responses",
+        ("openai", "gpt-5.5"),
+        2,
+        [
+            _resp(500, "", {"retry-after-ms": "1"}),
+            _resp(503, "busy", {"content-type": "text/plain", "retry-after-ms": "1"}),
+            _OK_TEXT,
+        ],
+    ),
+    ("retry_exhausted", "openai-responses", ("openai", "gpt-5.5"), 1, [_RATE]),
+    (
+        "retry_not_for_400",
+        "openai-responses",
+        ("openai", "gpt-5.5"),
+        2,
+        [RESPONSES_ANSWERS["http_400_invalid_request"], _OK_TEXT],
+    ),
+    (
+        "retry_should_retry_false",
+        "openai-responses",
+        ("openai", "gpt-5.5"),
+        2,
+        [_resp(503, "no", {"content-type": "text/plain", "x-should-retry": "false"}), _OK_TEXT],
+    ),
+    (
+        "retry_should_retry_true_on_400",
+        "openai-responses",
+        ("openai", "gpt-5.5"),
+        1,
+        [
+            _resp(
+                400, "again", {"content-type": "text/plain", "x-should-retry": "true", "retry-after-ms": "1"}
+            ),
+            _OK_TEXT,
+        ],
+    ),
+    (
+        "retry_delay_too_long",
+        "openai-responses",
+        ("openai", "gpt-5.5"),
+        2,
+        [
+            _resp(
+                429,
+                json.dumps({"error": {"message": "Try again in 2 minutes"}}),
+                {"content-type": "application/json", "retry-after": "120"},
+            ),
+            _OK_TEXT,
+        ],
+    ),
+    (
+        "retry_delay_too_long_ms",
+        "openai-responses",
+        ("openai", "gpt-5.5"),
+        2,
+        [_resp(429, "", {"retry-after-ms": "61000"}), _OK_TEXT],
+    ),
+    (
+        "mistral_no_provider_retry",
+        "mistral-conversations",
+        ("mistral", "devstral-medium-latest"),
+        2,
+        [MISTRAL_ANSWERS["http_429_rate_limit"], MISTRAL_ANSWERS["tool_call"]],
+    ),
+]
+
 # (answer name, model, conversation, level) per API
 MODELS = {
     "openai-responses": [("openai", "gpt-5.5", "tools", "medium"), ("xai", "grok-4.3", "history", "off")],
@@ -833,7 +911,7 @@ MODELS = {
 
 
 def cases() -> list[dict[str, Any]]:
-    """Every case: ``{name, api, provider, model, conversation, level, response}``.
+    """Every case: ``{name, api, provider, model, conversation, level, responses, max_retries}``.
 
     Each answer runs on the API's first model; the error answers and a few others also on its
     second (another provider or conversation).
@@ -857,9 +935,23 @@ def cases() -> list[dict[str, Any]]:
                         "model": model_id,
                         "conversation": conversation,
                         "level": level,
-                        "response": response,
+                        "responses": [response],
+                        "max_retries": 0,
                     }
                 )
+    for answer, api, (provider, model_id), retries, served in RETRY_CASES:
+        out.append(
+            {
+                "name": f"{api}|{answer}|{provider}/{model_id}|tools|off",
+                "api": api,
+                "provider": provider,
+                "model": model_id,
+                "conversation": "tools",
+                "level": "off",
+                "responses": served,
+                "max_retries": retries,
+            }
+        )
     return out
 
 
@@ -886,7 +978,8 @@ def main() -> None:
                 "context": context_for(dict(spec.raw), case["conversation"]),
                 "level": case["level"],
                 "sessionId": wire_cases.SESSION_ID,
-                "responses": [case["response"]],
+                "responses": case["responses"],
+                "settings": {"retry": {"provider": {"maxRetries": case["max_retries"]}}},
             }
         )
     with tempfile.TemporaryDirectory() as agent_dir:

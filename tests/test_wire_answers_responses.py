@@ -97,7 +97,7 @@ def test_pi_nb_records_what_pi_ai_records(name: str) -> None:
     want = GOLDEN[name]
     requests, message, events = _run(CASES[name])
     assert len(requests) == want["requests"]
-    if "request" in want:  # the constrained-tools conversation: grammar and strict tools, custom calls
+    if "request" in want:  # grammar and strict tools, custom calls; tools a result adds (deferred)
         from pi_nb.providers.simple_options import pi_user_agent
 
         assert wire_cases.comparable(requests[0], pi_user_agent()) == want["request"]

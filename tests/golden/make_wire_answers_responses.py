@@ -708,6 +708,8 @@ STRICT_TOOL = {
 def context_for(model: dict[str, Any], conversation: str) -> dict[str, Any]:
     """``tests/wire_cases.py``'s conversations, and ``constrained``: the coding tools plus a grammar
     tool and a strict JSON-schema tool, with an earlier answer of the same model calling both."""
+    if conversation == "deferred":
+        return _deferred_context(model)
     if conversation != "constrained":
         return wire_cases.context_for(model, conversation)
     ctx = wire_cases.context_for(model, "tools")
@@ -751,6 +753,53 @@ def context_for(model: dict[str, Any], conversation: str) -> dict[str, Any]:
             "timestamp": 1767225630000,
         },
         {"role": "user", "content": "Now patch README.md.", "timestamp": 1767225700000},
+    ]
+    return ctx
+
+
+WEB_FETCH_TOOL = {
+    "name": "web_fetch",
+    "description": "Fetch a URL and return its text.",
+    "parameters": {"type": "object", "required": ["url"], "properties": {"url": {"type": "string"}}},
+}
+
+
+def _deferred_context(model: dict[str, Any]) -> dict[str, Any]:
+    """``deferred``: a tool result adds ``web_fetch`` (``addedToolNames``) before any call of it, so
+    a model that takes deferred tools gets it with that result, not in the request's tools."""
+    ctx = wire_cases.context_for(model, "tools")
+    ctx["tools"] = [*ctx["tools"], WEB_FETCH_TOOL]
+    api = model["api"]
+    call_id = "call_d1|fc_d1" if api == "openai-responses" else "D1abcdefg"
+    ctx["messages"] = [
+        *ctx["messages"],
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "toolCall",
+                    "id": call_id,
+                    "name": "bash",
+                    "arguments": {"command": "pi tools add web_fetch"},
+                }
+            ],
+            "api": api,
+            "provider": model["provider"],
+            "model": model["id"],
+            "usage": wire_cases._usage(),
+            "stopReason": "toolUse",
+            "timestamp": 1767225600000,
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": "bash",
+            "content": [{"type": "text", "text": "added web_fetch"}],
+            "addedToolNames": ["web_fetch"],
+            "isError": False,
+            "timestamp": 1767225630000,
+        },
+        {"role": "user", "content": "Fetch https://example.com.", "timestamp": 1767225700000},
     ]
     return ctx
 
@@ -820,6 +869,14 @@ CONSTRAINED = {
     ],
     "mistral-conversations": [("mistral", "magistral-medium-latest", "constrained", "off")],
 }
+DEFERRED = {
+    "openai-responses": [
+        ("openai", "gpt-5.5", "deferred", "medium"),
+        ("openai", "gpt-4.1", "deferred", "off"),
+    ],
+    "mistral-conversations": [("mistral", "devstral-medium-latest", "deferred", "off")],
+}
+DEFERRED_ANSWERS = {"phase_final_answer", "thinking_then_text_strings"}
 CONSTRAINED_ANSWERS = {"grammar_tool_call", "grammar_tool_call_done_only", "reasoning_tool_call", "tool_call"}
 
 # answers served in turn with Pi's provider retries on (settings retry.provider.maxRetries;
@@ -924,6 +981,8 @@ def cases() -> list[dict[str, Any]]:
             targets = MODELS[api] if (answer.startswith("http_") or i % 3 == 0) else MODELS[api][:1]
             if answer in CONSTRAINED_ANSWERS:
                 targets = [*targets, *CONSTRAINED[api]]
+            if answer in DEFERRED_ANSWERS:
+                targets = [*targets, *DEFERRED[api]]
             for provider, model_id, conversation, level in targets:
                 spec = find_model(provider, model_id)
                 assert spec is not None and spec.api == api, (provider, model_id)
@@ -992,7 +1051,7 @@ def main() -> None:
             "message": got["message"],
             "events": got["events"],
         }
-        if case["conversation"] == "constrained":
+        if case["conversation"] in ("constrained", "deferred"):
             golden[case["name"]]["request"] = wire_cases.comparable(got["requests"][0], _pi_user_agent(got))
     GOLDEN.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {len(golden)} cases to {GOLDEN}")

@@ -33,7 +33,7 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
-from pi_nb._js import js_stringify, js_trim
+from pi_nb._js import js_stringify, js_trim, utf16_len
 from pi_nb.messages import ErrorEvent, StopReason, ToolCall
 from pi_nb.providers._pi_ai_util import (
     get_json_schema_tool_parameters,
@@ -707,10 +707,11 @@ def _format_error(error: BaseException) -> str:
     if isinstance(error, _MistralHttpError):
         body = js_trim(error.body)
         if body:
-            if len(body) > _MAX_ERROR_BODY_CHARS:
-                body = (
-                    f"{body[:_MAX_ERROR_BODY_CHARS]}... [truncated {len(body) - _MAX_ERROR_BODY_CHARS} chars]"
-                )
+            length = utf16_len(body)  # JavaScript lengths: UTF-16 code units
+            if length > _MAX_ERROR_BODY_CHARS:
+                head = body.encode("utf-16-le", "surrogatepass")[: 2 * _MAX_ERROR_BODY_CHARS]
+                cut = head.decode("utf-16-le", "surrogatepass")
+                body = f"{cut}... [truncated {length - _MAX_ERROR_BODY_CHARS} chars]"
             return f"Mistral API error ({error.status}): {body}"
         return f"Mistral API error ({error.status}): {error}"
     return str(error) or type(error).__name__

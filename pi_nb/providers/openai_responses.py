@@ -806,8 +806,8 @@ class OpenAIResponsesProvider(RemoteModel):
                 and value.strip()
             ):
                 return "unused"
-        if self.base_url and not model.get("headers"):
-            return "not-needed"  # a self-hosted server without a key
+        if self.base_url and not self.pi_model_raw:
+            return "not-needed"  # a self-hosted server (not a catalog model) without a key
         raise RuntimeError(f"No API key for provider: {model.get('provider')}")
 
     def _client(

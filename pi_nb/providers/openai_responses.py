@@ -60,16 +60,16 @@ from pi_nb.providers._pi_ai_util import (
     resolve_grammar_constrained_sampling,
     resolve_json_schema_strict_sampling,
     sanitize_surrogates,
+    short_hash,
     split_deferred_tools,
 )
 from pi_nb.providers._stream_common import (
     CostFunction,
+    api_error_message,
     apply_cost,
     block_delta_event,
     block_start_event,
-    format_provider_error,
     js_shaped_error_from,
-    normalize_provider_error,
     parse_streaming_json,
 )
 from pi_nb.providers.base import (
@@ -115,42 +115,6 @@ def _require_openai() -> Any:
             "The OpenAI Responses provider needs the openai SDK: pip install 'pi_nb[openai]'"
         ) from error
     return openai
-
-
-# ---------------------------------------------------------------- utils/hash
-
-
-def _imul(a: int, b: int) -> int:
-    """JavaScript ``Math.imul``: 32-bit signed multiplication."""
-    result = (a * b) & 0xFFFFFFFF
-    return result - 0x100000000 if result & 0x80000000 else result
-
-
-def _to_base36(n: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    if n == 0:
-        return "0"
-    out = ""
-    while n:
-        n, r = divmod(n, 36)
-        out = digits[r] + out
-    return out
-
-
-def short_hash(text: str) -> str:
-    """pi-ai's ``shortHash`` (the id it gives a too-long or foreign item id), bit for bit.
-
-    JavaScript strings are UTF-16: characters outside the BMP count as two code units.
-    """
-    h1, h2 = 0xDEADBEEF, 0x41C6CE57
-    units = text.encode("utf-16-le", "surrogatepass")
-    for i in range(0, len(units), 2):
-        ch = units[i] | (units[i + 1] << 8)
-        h1 = _imul(h1 ^ ch, 2654435761)
-        h2 = _imul(h2 ^ ch, 1597334677)
-    h1 = _imul(h1 ^ ((h1 & 0xFFFFFFFF) >> 16), 2246822507) ^ _imul(h2 ^ ((h2 & 0xFFFFFFFF) >> 13), 3266489909)
-    h2 = _imul(h2 ^ ((h2 & 0xFFFFFFFF) >> 16), 2246822507) ^ _imul(h1 ^ ((h1 & 0xFFFFFFFF) >> 13), 3266489909)
-    return _to_base36(h2 & 0xFFFFFFFF) + _to_base36(h1 & 0xFFFFFFFF)
 
 
 # ---------------------------------------------------------------- compat
@@ -278,7 +242,8 @@ def convert_responses_messages(
             item_id = _normalize_id_part(f"fc_{item_id}")
         return f"{_normalize_id_part(call)}|{item_id}"
 
-    transformed = transform_messages(list(context.messages), model, normalize_tool_call_id)
+    # read as JSON: session messages arrive unvalidated and are read field by field
+    transformed: list[Any] = transform_messages(list(context.messages), model, normalize_tool_call_id)
 
     if include_system_prompt and context.system_prompt:
         compat = model.get("compat") or {}
@@ -868,9 +833,7 @@ class OpenAIResponsesProvider(RemoteModel):
                 block.pop("partialJson", None)
             aborted = opts.signal is not None and opts.signal.aborted
             output["stopReason"] = "aborted" if aborted else "error"
-            output["errorMessage"] = format_provider_error(
-                normalize_provider_error(error), "OpenAI API error"
-            )
+            output["errorMessage"] = api_error_message(self.api, error)
             return {"type": "error", "reason": "aborted" if aborted else "error", "error": output}
 
         try:

@@ -33,7 +33,7 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
-from pi_nb._js import js_stringify, js_trim, utf16_len
+from pi_nb._js import js_stringify, js_trim, js_truthy, utf16_len
 from pi_nb.messages import ErrorEvent, StopReason, ToolCall
 from pi_nb.providers._pi_ai_util import (
     get_json_schema_tool_parameters,
@@ -586,10 +586,13 @@ class MistralConversationsModel(RemoteModel):
             }
 
         async for chunk in self._events(response, opts):
-            if not output.get("responseId") and chunk.get("id"):
-                output["responseId"] = chunk["id"]
-            usage = chunk.get("usage")
-            if usage:
+            if not js_truthy(output.get("responseId")):  # responseId ||= chunk.id
+                if chunk.get("id") is None:
+                    output.pop("responseId", None)
+                else:
+                    output["responseId"] = chunk["id"]
+            usage: Any = chunk.get("usage")
+            if js_truthy(usage):
                 prompt = usage.get("prompt_tokens") or 0
                 cached = _cached_prompt_tokens(usage, prompt)
                 u = output["usage"]

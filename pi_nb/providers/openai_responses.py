@@ -41,7 +41,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar, cast
 
-from pi_nb._js import js_stringify
+from pi_nb._js import js_stringify, js_truthy
 from pi_nb.errors import MissingDependencyError
 from pi_nb.messages import (
     AssistantContent,
@@ -991,8 +991,8 @@ class OpenAIResponsesProvider(RemoteModel):
                 )
             if resp.get("id"):
                 out["responseId"] = resp["id"]
-            u = resp.get("usage")
-            if u:
+            u: Any = resp.get("usage")
+            if js_truthy(u):
                 details = u.get("input_tokens_details") or {}
                 cached = details.get("cached_tokens") or 0
                 written = details.get("cache_write_tokens") or 0
@@ -1194,9 +1194,9 @@ class OpenAIResponsesProvider(RemoteModel):
                     out.pop("rawStopReason", None)
                 else:
                     out["rawStopReason"] = failed["status"]
-                error = failed.get("error")
+                error: Any = failed.get("error")
                 details = failed.get("incomplete_details")
-                if error is not None:
+                if js_truthy(error):
                     message = f"{error.get('code') or 'unknown'}: {error.get('message') or 'no message'}"
                 elif isinstance(details, Mapping) and details.get("reason"):
                     message = f"incomplete: {_js_text(details['reason'])}"

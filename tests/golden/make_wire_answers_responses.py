@@ -682,6 +682,38 @@ MISTRAL_ANSWERS: dict[str, dict[str, Any]] = {
     "http_503_whitespace": _resp(503, "   \n  ", {"content-type": "text/plain"}),
 }
 
+RESPONSES_ANSWERS["usage_empty_object"] = _resp(200, _sse(_text_stream(_completed({}))), SSE)
+RESPONSES_ANSWERS["event_failed_empty_error"] = _resp(
+    200, _sse([_CREATED, {"type": "response.failed", "response": {"status": "failed", "error": {}}}]), SSE
+)
+RESPONSES_ANSWERS["created_without_id"] = _resp(
+    200,
+    _sse(
+        [
+            {"type": "response.created", "response": {"status": "in_progress"}},
+            *_text_stream(_completed(_USAGE))[1:],
+        ]
+    ),
+    SSE,
+)
+MISTRAL_ANSWERS["usage_empty_object_no_ids"] = _resp(
+    200,
+    _mistral(
+        [
+            {
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": None}],
+            },
+            {
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                "usage": {},
+            },
+        ]
+    ),
+    SSE,
+)
+
 # ------------------------------------------------------------------ constrained-sampling tools
 
 GRAMMAR_TOOL = {

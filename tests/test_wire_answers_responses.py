@@ -103,3 +103,51 @@ def test_pi_nb_records_what_pi_ai_records(name: str) -> None:
         assert wire_cases.comparable(requests[0], pi_user_agent()) == want["request"]
     assert _clean(message) == _clean(want["message"])
     assert events == want["events"]
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [
+        (
+            "mistral-conversations|recorded_typed_thinking|mistral/magistral-medium-latest|history|high",
+            "/v1/chat/completions",
+        ),
+        ("openai-responses|recorded_reasoning_summary|openai/gpt-5.5|tools|medium", "/v1/responses"),
+        (
+            "mistral-conversations|http_422_validation|mistral/magistral-medium-latest|history|high",
+            "/v1/chat/completions",
+        ),
+        ("openai-responses|http_400_context_length|openai/gpt-5.5|tools|medium", "/v1/responses"),
+    ],
+)
+def test_over_a_real_socket_the_answer_is_the_same(name: str, path: str) -> None:
+    """Without a transport the providers use their own HTTP clients (plain httpx for Mistral, the
+    SDK's for Responses): served from a local server, the recorded message is pi-ai's."""
+    from replay_server import ReplayServer
+
+    from pi_nb.providers.base import Context, StreamOptions
+    from pi_nb.providers.catalog import find_model
+    from pi_nb.providers.registry import get_model
+
+    case = CASES[name]
+    response = case["responses"][0]
+    server = ReplayServer()
+    try:
+        content_type = (response["headers"] or {}).get("content-type", "application/octet-stream")
+        server.routes[path] = (response["status"], content_type, (response["body"] or "").encode("utf-8"))
+        spec = find_model(case["provider"], case["model"])
+        assert spec is not None
+        model = get_model(
+            f"{case['provider']}/{case['model']}",
+            base_url=server.url + ("/v1" if "responses" in path else ""),
+            max_retries=0,
+        )
+        ctx = answers.context_for(dict(spec.raw), case["conversation"])
+        options = StreamOptions(reasoning=case["level"], session_id=wire_cases.SESSION_ID)
+        message = asyncio.run(
+            model.complete(Context(ctx["systemPrompt"], ctx["messages"], ctx.get("tools")), options)
+        )
+        assert _clean(message) == _clean(GOLDEN[name]["message"])
+        assert len(server.requests) == 1 and server.requests[0]["path"] == path
+    finally:
+        server.shutdown()

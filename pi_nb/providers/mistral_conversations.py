@@ -27,6 +27,8 @@ The key comes from ``$MISTRAL_API_KEY`` (or ``api_key_env``); it is never stored
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import json
 import os
 import re
@@ -500,9 +502,14 @@ class MistralConversationsModel(RemoteModel):
         if not api_key:
             yield fail(_StreamError(f"No API key for provider: {self.provider}"))
             return
-        client = self.http_client() or httpx.AsyncClient(timeout=self.timeout)
+        shared = self.http_client()  # over the model's transport: not closed here
+        client = shared if shared is not None else httpx.AsyncClient(timeout=self.timeout)
         try:
-            async with client:
+            async with contextlib.AsyncExitStack() as stack:
+                if shared is None:
+                    await stack.enter_async_context(client)
+                if opts.signal is not None and opts.signal.aborted:
+                    raise _StreamError("This operation was aborted")  # fetch's text for an aborted signal
                 stream_options = self._options(model, context, opts, api_key)
                 extra = provider_attribution_headers(model, opts.session_id)
                 if extra:
@@ -512,7 +519,7 @@ class MistralConversationsModel(RemoteModel):
                     "POST",
                     self._url(model),
                     headers=self._headers(model, api_key, stream_options),
-                    content=json.dumps(_to_wire(payload), ensure_ascii=False).encode("utf-8"),
+                    content=js_stringify(_to_wire(payload)).encode("utf-8"),
                 )
                 response = await client.send(request, stream=True)
                 try:
@@ -539,7 +546,10 @@ class MistralConversationsModel(RemoteModel):
 
     async def _events(self, response: Any, opts: StreamOptions) -> AsyncIterator[dict[str, Any]]:
         buffer = ""
-        async for text in response.aiter_text():
+        # TextDecoder: UTF-8 whatever the headers say, a leading BOM dropped
+        decoder = codecs.getincrementaldecoder("utf-8-sig")("replace")
+        async for raw in response.aiter_bytes():
+            text = decoder.decode(raw)
             if opts.signal is not None and opts.signal.aborted:
                 raise _StreamError("This operation was aborted")
             buffer += text
@@ -552,6 +562,16 @@ class MistralConversationsModel(RemoteModel):
                 if event is not None:
                     yield event
                 match = _EVENT_BOUNDARY.search(buffer)
+        buffer += decoder.decode(b"", final=True)
+        match = _EVENT_BOUNDARY.search(buffer)
+        while match:
+            event = _parse_event(buffer[: match.start()])
+            buffer = buffer[match.end() :]
+            if event == "[DONE]":
+                return
+            if event is not None:
+                yield event
+            match = _EVENT_BOUNDARY.search(buffer)
         if buffer.strip():
             event = _parse_event(buffer)
             if event is not None and event != "[DONE]":

@@ -304,7 +304,7 @@ def _convert_tool_result(
     return result, siblings
 
 
-def convert_messages(
+def _convert_messages(
     messages: Sequence[Mapping[str, Any]],
     *,
     is_oauth: bool = False,
@@ -419,7 +419,7 @@ def convert_messages(
     return params, levels
 
 
-def insert_thinking_level_messages(
+def _insert_thinking_level_messages(
     messages: list[dict[str, Any]], levels: Mapping[int, str], active_effort: str
 ) -> list[dict[str, Any]]:
     """A managed-effort request's messages: a ``system`` marker with the effort before each earlier
@@ -485,7 +485,7 @@ def to_anthropic_messages(context: Context, model: Mapping[str, Any] | None = No
             "input": ["text", "image"],
         }
     transformed = transform_messages(list(context.messages), dict(model), normalize_tool_call_id)
-    return convert_messages(
+    return _convert_messages(
         transformed, allow_empty_signature=anthropic_compat(model)["allowEmptySignature"]
     )[0]
 
@@ -570,7 +570,7 @@ def build_params(
         immediate_tools, deferred_tools = deferred_tools, []
     deferred_names = {normalize_tool_name(str(t.get("name", ""))) for t in deferred_tools}
     managed = _mid_convo_effort(model)
-    converted, levels = convert_messages(
+    converted, levels = _convert_messages(
         transformed,
         is_oauth=is_oauth,
         cache_control=cache_control,
@@ -583,7 +583,7 @@ def build_params(
     betas = beta_features(model, context, is_oauth, options)
     params: dict[str, Any] = {
         "model": model.get("id"),
-        "messages": insert_thinking_level_messages(converted, levels, active_effort)
+        "messages": _insert_thinking_level_messages(converted, levels, active_effort)
         if managed
         else converted,
         "max_tokens": options.max_tokens if options.max_tokens is not None else model.get("maxTokens"),

@@ -1064,7 +1064,12 @@ class AnthropicModel(RemoteModel):
     cost_function: CostFunction | None = None
 
     def __init__(self, id: str, *, cost_function: CostFunction | None = None, **kwargs: Any) -> None:
-        """``cost_function`` (optional) turns a usage into its cost (``usage["cost"]``)."""
+        """``cost_function`` (optional) turns a usage into its cost (``usage["cost"]``).
+
+        ``max_retries`` is pi-ai's own retry of a failed request (Pi's ``retry.provider.maxRetries``
+        setting): 0 unless given, as in Pi, whose agent retries transient errors itself.
+        """
+        kwargs.setdefault("max_retries", 0)
         super().__init__(id, **kwargs)
         self.cost_function = cost_function
 

@@ -1,0 +1,123 @@
+"""The answers of the ``anthropic-messages`` API as pi-ai 0.85.0 records them: for each canned
+answer of ``tests/golden/wire_answers_anthropic.json`` (made by
+``tests/golden/make_wire_answers_anthropic.py``: every HTTP error shape, in-stream errors, SSE
+framing quirks, refusals, stop reasons, redacted thinking and signatures, cache usage, the
+server-side fallback, the auth variants), pi_nb's ``AnthropicModel`` sends the same requests and
+records the same final message and events, and overflow detection agrees with Pi's.
+
+The provider runs its real HTTP code over an in-process capturing transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import wire_cases
+from wire_capture import CaptureTransport
+
+from pi_nb.compaction import is_context_overflow
+from pi_nb.providers.base import Context, StreamOptions
+from pi_nb.providers.registry import get_model
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "wire_answers_anthropic.json").read_text("utf-8"))
+CASES = {c["name"]: c for c in GOLDEN["cases"]}
+UA = json.loads((Path(__file__).parent / "golden" / "wire_user_agent.json").read_text("utf-8"))["userAgent"]
+CASE_ENV = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN", "PI_CACHE_RETENTION")
+
+
+def _rle(events: list[dict[str, Any]]) -> list[list[Any]]:
+    out: list[list[Any]] = []
+    for event in events:
+        idx = event.get("contentIndex")
+        if out and out[-1][0] == event["type"] and out[-1][1] == idx:
+            out[-1][2] += 1
+        else:
+            out.append([event["type"], idx, 1])
+    return out
+
+
+def _clean(message: Any) -> Any:
+    """The message as JSON, its wall-clock times (and the diagnostics') zeroed."""
+    message = json.loads(json.dumps(message))
+    if isinstance(message, dict):
+        message["timestamp"] = 0
+        for diagnostic in message.get("diagnostics") or []:
+            diagnostic["timestamp"] = 0
+    return message
+
+
+@pytest.fixture
+def case_env(monkeypatch: pytest.MonkeyPatch) -> Any:
+    from pi_nb.providers.catalog import list_providers, provider_api_key_env
+
+    for name, value in wire_cases.fake_env(
+        {p: list(provider_api_key_env(p)) for p in list_providers()}
+    ).items():
+        monkeypatch.setenv(name, value)
+    for name in CASE_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+    def apply(env: dict[str, str]) -> None:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+
+    return apply
+
+
+def _run(case: dict[str, Any]) -> tuple[list[dict[str, Any]], Any, list[list[Any]], Any]:
+    from pi_nb.providers.simple_options import pi_user_agent
+
+    transport = CaptureTransport(case["responses"])
+    model = get_model(f"{case['provider']}/{case['model']}", transport=transport)
+    raw = model.pi_ai_model()
+    ctx = wire_cases.context_for(raw, case["conversation"])
+    context = Context(ctx["systemPrompt"], ctx["messages"], ctx.get("tools"))
+    level = case["level"]
+    options = StreamOptions(reasoning=None if level == "off" else level, session_id=wire_cases.SESSION_ID)
+
+    async def go() -> tuple[list[dict[str, Any]], Any]:
+        events, final = [], None
+        async for event in model.stream(context, options):
+            events.append(event)
+            if event["type"] == "done":
+                final = event["message"]
+            elif event["type"] == "error":
+                final = event["error"]
+        return events, final
+
+    events, final = asyncio.run(go())
+    ua = pi_user_agent()
+    requests = [wire_cases.comparable(q, ua) for q in transport.requests]
+    return requests, final, _rle(events), model
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_answer_is_recorded_as_pi_ai_records_it(name: str, case_env: Any) -> None:
+    case = CASES[name]
+    case_env(case["env"])
+    requests, final, events, model = _run(case)
+    assert requests == case["requests"]
+    assert _clean(final) == _clean(case["message"])
+    assert events == case["events"]
+    assert is_context_overflow(final, model.context_window) is case["overflow"]
+
+
+def test_the_golden_covers_the_shapes() -> None:
+    """Every error status and framing quirk the brief of this API names is a case."""
+    assert {c["responses"][0]["status"] for c in GOLDEN["cases"]} >= {200, 400, 401, 413, 429, 500, 502, 529}
+    messages = {n: c["message"] for n, c in CASES.items()}
+    assert messages["no_trailing_newline"]["stopReason"] == "stop"
+    assert (
+        "request_too_large" in messages["http_413_json"]["errorMessage"]
+        and CASES["http_413_json"]["overflow"]
+    )
+    assert any(b.get("redacted") for b in messages["redacted_thinking"]["content"])
+    assert messages["usage_cache_reads_and_writes"]["usage"]["cacheWrite1h"] == 1000
+    assert CASES["oauth_subscription_token"]["requests"][0]["headers"]["authorization"].startswith(
+        "Bearer sk-ant-oat"
+    )
+    assert "x-api-key" not in CASES["auth_token_bearer"]["requests"][0]["headers"]

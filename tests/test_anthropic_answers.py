@@ -1,5 +1,5 @@
 """The answers of the ``anthropic-messages`` API as pi-ai 0.85.0 records them: for each canned
-answer of ``tests/golden/wire_answers_anthropic.json`` (made by
+answer of ``tests/golden/wire_answers_anthropic.json.gz`` (made by
 ``tests/golden/make_wire_answers_anthropic.py``: every HTTP error shape, in-stream errors, SSE
 framing quirks, refusals, stop reasons, redacted thinking and signatures, cache usage, the
 server-side fallback, the auth variants), pi_nb's ``AnthropicModel`` sends the same requests and
@@ -11,6 +11,7 @@ The provider runs its real HTTP code over an in-process capturing transport.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,10 @@ from pi_nb.compaction import is_context_overflow
 from pi_nb.providers.base import Context, StreamOptions
 from pi_nb.providers.registry import get_model
 
-GOLDEN = json.loads((Path(__file__).parent / "golden" / "wire_answers_anthropic.json").read_text("utf-8"))
+with gzip.open(
+    Path(__file__).parent / "golden" / "wire_answers_anthropic.json.gz", "rt", encoding="utf-8"
+) as _f:
+    GOLDEN = json.load(_f)
 CASES = {c["name"]: c for c in GOLDEN["cases"]}
 UA = json.loads((Path(__file__).parent / "golden" / "wire_user_agent.json").read_text("utf-8"))["userAgent"]
 CASE_ENV = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN", "PI_CACHE_RETENTION")

@@ -18,12 +18,13 @@ Run by hand when the cases change (needs Node and Pi 0.85.0 under ``~/.cache/pi-
 
 It drives ``_pi_wire.mjs`` (pi-coding-agent's ``ModelRuntime.streamSimple`` with a replaced
 ``fetch`` serving each case's ``responses``) once per environment group, then pi-ai's
-``isContextOverflow`` on each final message. Output: ``wire_answers_anthropic.json`` (each case's
+``isContextOverflow`` on each final message. Output: ``wire_answers_anthropic.json.gz`` (each case's
 inputs and pi-ai's results; ``tests/test_anthropic_answers.py`` reads only this file).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -40,7 +41,7 @@ for p in (str(ROOT), str(TESTS), str(TESTS / "golden")):
 import make_wire  # noqa: E402
 import wire_cases  # noqa: E402
 
-OUT = TESTS / "golden" / "wire_answers_anthropic.json"
+OUT = TESTS / "golden" / "wire_answers_anthropic.json.gz"
 FIXTURES = TESTS / "fixtures" / "streams"
 SSE = {"content-type": "text/event-stream"}
 JSON_TYPE = {"content-type": "application/json"}
@@ -493,7 +494,8 @@ def main() -> None:
                 "overflow": is_overflow,
             }
         )
-    OUT.write_text(json.dumps({"cases": golden}, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    with gzip.open(OUT, "wt", encoding="utf-8", compresslevel=9) as f:
+        f.write(json.dumps({"cases": golden}, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {len(golden)} cases to {OUT}")
 
 

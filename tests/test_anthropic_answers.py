@@ -76,7 +76,9 @@ def _run(case: dict[str, Any]) -> tuple[list[dict[str, Any]], Any, list[list[Any
     from pi_nb.providers.simple_options import pi_user_agent
 
     transport = CaptureTransport(case["responses"])
-    model = get_model(f"{case['provider']}/{case['model']}", transport=transport)
+    # Pi's retry.provider.maxRetries setting is the model's max_retries (unset: 0 in both)
+    retries = {} if case["maxRetries"] is None else {"max_retries": case["maxRetries"]}
+    model = get_model(f"{case['provider']}/{case['model']}", transport=transport, **retries)
     raw = model.pi_ai_model()
     ctx = wire_cases.context_for(raw, case["conversation"])
     context = Context(ctx["systemPrompt"], ctx["messages"], ctx.get("tools"))
@@ -125,3 +127,41 @@ def test_the_golden_covers_the_shapes() -> None:
         "Bearer sk-ant-oat"
     )
     assert "x-api-key" not in CASES["auth_token_bearer"]["requests"][0]["headers"]
+
+
+class _Signal:
+    """An abort signal that fires once it has been read ``after`` times."""
+
+    def __init__(self, after: int) -> None:
+        self.after = after
+
+    @property
+    def aborted(self) -> bool:
+        self.after -= 1
+        return self.after < 0
+
+
+@pytest.mark.parametrize(
+    ("after", "message", "requests"),
+    [
+        # aborted before the request: the SDK's abort, worded by pi-ai's retryProviderRequest
+        (0, "Request aborted", 0),
+        # aborted while the answer streams: pi-ai's SSE reader
+        (1, "Request was aborted", 1),
+    ],
+)
+def test_abort_is_recorded_as_pi_ai_records_it(
+    after: int, message: str, requests: int, case_env: Any
+) -> None:
+    transport = CaptureTransport([wire_cases.canned_response("anthropic-messages")])
+    model = get_model("anthropic/claude-sonnet-4-5", transport=transport)
+    context = Context("be brief", [{"role": "user", "content": "hi", "timestamp": 1}])
+
+    async def go() -> list[dict[str, Any]]:
+        return [e async for e in model.stream(context, StreamOptions(signal=_Signal(after)))]
+
+    events = asyncio.run(go())
+    assert events[-1]["type"] == "error" and events[-1]["reason"] == "aborted"
+    assert events[-1]["error"]["stopReason"] == "aborted"
+    assert events[-1]["error"]["errorMessage"] == message
+    assert len(transport.requests) == requests

@@ -1106,11 +1106,19 @@ class AnthropicModel(RemoteModel):
         }
         return request, anthropic_options, oauth
 
-    async def _send(self, request: dict[str, Any], signal: Any) -> Any:
-        """One POST; an HTTP error status raises with the JS SDK's message."""
+    async def _send(self, request: dict[str, Any]) -> tuple[Any, Any]:
+        """One POST: ``(client to close or None, streaming response)``; a status outside 2xx raises
+        with the JS SDK's message.
+
+        Sent with plain ``httpx``, not the ``anthropic`` SDK: the Python SDK (2.x) sends an API key
+        as ``Authorization: Bearer`` (pi-ai's JS SDK sends ``x-api-key``), picks up credentials and
+        headers of its own from the environment and profile files, and runs on ``httpx2``, so it
+        cannot send pi-ai's request over this model's transport.
+        """
         import httpx
 
-        client = self.http_client() or httpx.AsyncClient(timeout=self.timeout)
+        own = self.transport is None
+        client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=True) if own else self.http_client()
         body = json.dumps(request["body"], ensure_ascii=False, separators=(",", ":"))
         try:
             content = body.encode("utf-8")
@@ -1122,31 +1130,33 @@ class AnthropicModel(RemoteModel):
             )
             response = await client.send(http_request, stream=True)
         except httpx.TimeoutException as error:
-            await client.aclose()
+            await _close(client if own else None)
             raise _ConnectionFailure("Request timed out.") from error
         except httpx.HTTPError as error:
-            await client.aclose()
+            await _close(client if own else None)
             raise _ConnectionFailure("Connection error.") from error
-        if response.status_code >= 400:
+        if not 200 <= response.status_code < 300:  # fetch's response.ok
             try:
                 text = (await response.aread()).decode("utf-8", "replace")
             except httpx.HTTPError as error:
                 text = str(error)
             finally:
                 await response.aclose()
-                await client.aclose()
+                await _close(client if own else None)
             raise _ProviderHTTPError(
                 response.status_code, response.headers, api_error_message(response.status_code, text)
             )
-        return client, response
+        return (client if own else None), response
 
     async def _send_with_retries(self, request: dict[str, Any], signal: Any) -> Any:
         """pi-ai's ``retryProviderRequest`` around one SDK request (``max_retries`` retries)."""
         retries = max(0, int(self.max_retries))
         remaining = retries
         while True:
+            if signal is not None and signal.aborted:  # the SDK's abort, as retryProviderRequest words it
+                raise _StreamFailure("Request aborted")
             try:
-                return await self._send(request, signal)
+                return await self._send(request)
             except (_ProviderHTTPError, _ConnectionFailure) as error:
                 if signal is not None and signal.aborted:
                     raise _StreamFailure("Request aborted") from error
@@ -1429,9 +1439,13 @@ class AnthropicModel(RemoteModel):
         finally:
             if response is not None:
                 await response.aclose()
-            if client is not None:
-                await client.aclose()
+            await _close(client)
         yield {"type": "done", "reason": output["stopReason"], "message": output}
+
+
+async def _close(client: Any) -> None:
+    if client is not None:
+        await client.aclose()
 
 
 def _error_text(error: BaseException, secret: str | None) -> str:

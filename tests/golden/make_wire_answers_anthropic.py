@@ -9,7 +9,8 @@ before ``message_stop``, redacted thinking and signature deltas (real recordings
 ``tests/fixtures/streams``), tool-call JSON deltas, usage with cache reads and writes (1-hour
 writes, thinking tokens), a proxy's usage without input tokens, the server-side model fallback
 (priced at the fallback's rates), input transformations (a diagnostic), a block never stopped, and
-the auth variants: ``$ANTHROPIC_AUTH_TOKEN`` (bearer), a Claude subscription token in
+pi-ai's own retries (Pi's ``retry.provider.maxRetries``: retried statuses, ``x-should-retry``,
+a ``retry-after`` beyond the limit), the auth variants: ``$ANTHROPIC_AUTH_TOKEN`` (bearer), a Claude subscription token in
 ``$ANTHROPIC_OAUTH_TOKEN`` (Claude Code's identity and tool names), ``$PI_CACHE_RETENTION=long``.
 
 Run by hand when the cases change (needs Node and Pi 0.85.0 under ``~/.cache/pi-oracle``):
@@ -188,6 +189,7 @@ def cases() -> list[dict[str, Any]]:
         conversation: str = "tools",
         level: str = "off",
         env: dict[str, str] | None = None,
+        max_retries: int | None = None,
     ) -> None:
         out.append(
             {
@@ -198,6 +200,7 @@ def cases() -> list[dict[str, Any]]:
                 "level": level,
                 "env": env or {},
                 "responses": responses,
+                "maxRetries": max_retries,
             }
         )
 
@@ -425,6 +428,25 @@ def cases() -> list[dict[str, Any]]:
         level="medium",
         env={"ANTHROPIC_OAUTH_TOKEN": "sk-ant-oat01-test-0123"},
     )
+    quick = {**JSON_TYPE, "retry-after-ms": "5"}
+    add("retry_529_then_ok", [ok(overloaded, 529, quick), ok(canned)], max_retries=1)
+    add("retry_exhausted", [ok(overloaded, 500, quick), ok(overloaded, 500, quick)], max_retries=1)
+    add("retry_400_not_retried", [ok(fixture, 400, quick), ok(canned)], max_retries=2)
+    add(
+        "retry_should_retry_false",
+        [ok(overloaded, 500, {**quick, "x-should-retry": "false"}), ok(canned)],
+        max_retries=1,
+    )
+    add(
+        "retry_should_retry_true",
+        [ok(fixture, 400, {**quick, "x-should-retry": "true"}), ok(canned)],
+        max_retries=1,
+    )
+    add(
+        "retry_after_too_long",
+        [ok(rate_limit, 429, {**JSON_TYPE, "retry-after": "120"}), ok(canned)],
+        max_retries=1,
+    )
     add("cache_retention_long", [ok(canned)], conversation="broken", env={"PI_CACHE_RETENTION": "long"})
     return out
 
@@ -462,6 +484,11 @@ def main() -> None:
                     "level": case["level"],
                     "sessionId": wire_cases.SESSION_ID,
                     "responses": case["responses"],
+                    **(
+                        {"settings": {"retry": {"provider": {"maxRetries": case["maxRetries"]}}}}
+                        if case["maxRetries"] is not None
+                        else {}
+                    ),
                 }
             )
         with tempfile.TemporaryDirectory() as agent_dir:

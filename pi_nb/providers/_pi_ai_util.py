@@ -9,7 +9,7 @@
 - ``provider_attribution_headers``: pi-coding-agent's ``mergeProviderAttributionHeaders`` with
   default settings (the headers Pi adds for OpenRouter, NVIDIA NIM, Cloudflare and opencode).
 
-``short_hash`` (``utils/hash``) lives in :mod:`pi_nb.providers.openai_responses`.
+- ``short_hash`` (``utils/hash``) and ``calculate_cost`` (``models``) on a pi-ai model dict.
 """
 
 from __future__ import annotations
@@ -18,15 +18,17 @@ import copy
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 from urllib.parse import urlsplit
 
 from pi_nb._js import UNDEFINED, Undefined, js_key_order, js_stringify
+from pi_nb.messages import Usage, UsageCost
 
 __all__ = [
     "OPENAI_PROMPT_CACHE_KEY_MAX_LENGTH",
     "UnsupportedStrictJsonSchemaError",
     "append_grammar_tool_input_json_delta",
+    "calculate_cost",
     "clamp_openai_prompt_cache_key",
     "create_grammar_tool_input_properties",
     "get_grammar_tool_input",
@@ -40,6 +42,7 @@ __all__ = [
     "resolve_grammar_constrained_sampling",
     "resolve_json_schema_strict_sampling",
     "sanitize_surrogates",
+    "short_hash",
     "split_deferred_tools",
 ]
 
@@ -506,3 +509,68 @@ def provider_attribution_headers(
         if headers:
             merged.update(headers)
     return merged or None
+
+
+# ---------------------------------------------------------------- utils/hash
+
+
+def _imul(a: int, b: int) -> int:
+    """JavaScript ``Math.imul``: 32-bit signed multiplication."""
+    result = ((a & 0xFFFFFFFF) * (b & 0xFFFFFFFF)) & 0xFFFFFFFF
+    return result - 0x100000000 if result & 0x80000000 else result
+
+
+def _to_base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    if n == 0:
+        return "0"
+    out = ""
+    while n:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+    return out
+
+
+def short_hash(text: str) -> str:
+    """pi-ai's ``shortHash``: two 32-bit multiplicative hashes over the UTF-16 code units, in base 36.
+
+    Deterministic; used to shorten long or foreign tool-call and item ids.
+    """
+    h1, h2 = 0xDEADBEEF, 0x41C6CE57
+    units = text.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(units), 2):
+        ch = units[i] | (units[i + 1] << 8)
+        h1 = _imul(h1 ^ ch, 2654435761)
+        h2 = _imul(h2 ^ ch, 1597334677)
+    h1 = _imul(h1 ^ ((h1 & 0xFFFFFFFF) >> 16), 2246822507) ^ _imul(h2 ^ ((h2 & 0xFFFFFFFF) >> 13), 3266489909)
+    h2 = _imul(h2 ^ ((h2 & 0xFFFFFFFF) >> 16), 2246822507) ^ _imul(h1 ^ ((h1 & 0xFFFFFFFF) >> 13), 3266489909)
+    return _to_base36(h2 & 0xFFFFFFFF) + _to_base36(h1 & 0xFFFFFFFF)
+
+
+# ---------------------------------------------------------------- models calculateCost
+
+
+def calculate_cost(model: Mapping[str, Any], usage: Usage) -> UsageCost:
+    """pi-ai's ``calculateCost``: fills ``usage["cost"]`` from the model's per-million rates (the
+    highest ``cost.tiers`` entry whose ``inputTokensAbove`` the prompt exceeds replaces them; 1h
+    cache writes, ``cacheWrite1h``, cost twice the base input rate) and returns it."""
+    raw: dict[str, Any] = cast("dict[str, Any]", usage)
+    input_tokens = raw["input"] + raw["cacheRead"] + raw["cacheWrite"]
+    cost = model["cost"]
+    rates: Mapping[str, Any] = cost
+    matched = -1
+    for tier in cost.get("tiers") or []:
+        if input_tokens > tier["inputTokensAbove"] and tier["inputTokensAbove"] > matched:
+            rates = tier
+            matched = tier["inputTokensAbove"]
+    long_write = raw.get("cacheWrite1h")
+    if long_write is None:
+        long_write = 0
+    short_write = raw["cacheWrite"] - long_write
+    out = raw["cost"]
+    out["input"] = (rates["input"] / 1000000) * raw["input"]
+    out["output"] = (rates["output"] / 1000000) * raw["output"]
+    out["cacheRead"] = (rates["cacheRead"] / 1000000) * raw["cacheRead"]
+    out["cacheWrite"] = (rates["cacheWrite"] * short_write + rates["input"] * 2 * long_write) / 1000000
+    out["total"] = out["input"] + out["output"] + out["cacheRead"] + out["cacheWrite"]
+    return cast("UsageCost", out)

@@ -50,6 +50,8 @@ __all__ = [
     "body_message",
     "format_provider_error",
     "js_api_error_message",
+    "js_sdk_status_error",
+    "js_sdk_stream_error",
     "js_shaped_error_from",
     "normalize_provider_error",
     "open_json_stream",
@@ -653,10 +655,16 @@ def _sdk_family(exc: BaseException) -> str | None:
     return None
 
 
-def _status_error_from_response(family: str, status: int, content: bytes) -> JsError:
-    # client.makeRequest: errText = await response.text(); errJSON = safeJSON(errText);
-    # errMessage = errJSON ? undefined : errText; APIError.generate(status, errJSON, errMessage)
-    text = _response_text(content)
+def js_sdk_status_error(family: Literal["openai", "anthropic"], status: int, content: bytes | str) -> JsError:
+    """The ``APIError`` the JavaScript SDK (``family``) throws for an HTTP error response.
+
+    As the SDKs' ``makeRequest`` does: ``errText = await response.text()`` (``content`` decoded
+    as UTF-8 with U+FFFD, BOM dropped); ``errJSON = safeJSON(errText)``; ``errMessage = errJSON ?
+    undefined : errText``; then ``APIError.generate(status, errJSON, errMessage)``, where
+    ``error`` is ``errJSON?.error`` for ``openai`` and ``errJSON`` for ``@anthropic-ai/sdk``.
+    For providers that send over plain httpx, with the response's status and raw body.
+    """
+    text = content if isinstance(content, str) else _response_text(content)
     parsed = _js_safe_json(text)
     message = None if js_truthy(parsed) and not isinstance(parsed, Undefined) else text
     if family == "openai":
@@ -666,6 +674,14 @@ def _status_error_from_response(family: str, status: int, content: bytes) -> JsE
         # anthropic: error = errorResponse (the whole parsed body)
         error = parsed
     return JsError(message=js_api_error_message(status, error, message), status=status, error=error)
+
+
+def js_sdk_stream_error(error: Any) -> JsError:
+    """``new APIError(undefined, error, undefined)``: an error event inside a stream, as the
+    JavaScript SDKs throw it (``openai``: the event's ``data.error``; ``@anthropic-ai/sdk``: the
+    event's parsed data, or its text when not JSON). No status; the message is ``error.message``
+    or the JSON text of ``error``."""
+    return JsError(message=js_api_error_message(None, error, None), error=error)
 
 
 def js_shaped_error_from(exc: BaseException) -> JsError:
@@ -694,11 +710,10 @@ def js_shaped_error_from(exc: BaseException) -> JsError:
         status = getattr(response, "status_code", None)
         if isinstance(status, int) and status >= 300:
             content = _response_content(response)
-            return _status_error_from_response(family, status, content)
+            return js_sdk_status_error(family, status, content)  # type: ignore[arg-type]
         if isinstance(status, int):
             # anthropic: an `error` event inside a 200 stream (body: the event data)
-            body = getattr(exc, "body", None)
-            return JsError(message=js_api_error_message(None, body, None), error=body)
+            return js_sdk_stream_error(getattr(exc, "body", None))
         if "Timeout" in name:
             return JsError(message="Request timed out.")
         if "UserAbort" in name:
@@ -706,12 +721,11 @@ def js_shaped_error_from(exc: BaseException) -> JsError:
         if "Connection" in name:
             return JsError(message="Connection error.")
         if hasattr(exc, "body"):
-            body = getattr(exc, "body", None)
-            return JsError(message=js_api_error_message(None, body, None), error=body)
+            return js_sdk_stream_error(getattr(exc, "body", None))
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
     if isinstance(status, int) and type(exc).__name__ == "HTTPStatusError":
-        return _status_error_from_response("openai", status, _response_content(response))
+        return js_sdk_status_error("openai", status, _response_content(response))
     return JsError(message=str(exc) or type(exc).__name__)
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from pi_nb._js import js_stringify, utf16_len
+from pi_nb.messages import Message, Usage
 
 __all__ = [
     "CONTEXT_SAFETY_TOKENS",
@@ -61,12 +62,42 @@ _ESTIMATED_IMAGE_CHARS: Final = 4800
 # ---------------------------------------------------------------- utils/estimate
 
 
-def calculate_context_tokens(usage: Mapping[str, Any]) -> int | float:
-    """``usage.totalTokens || input + output + cacheRead + cacheWrite``."""
-    total = usage.get("totalTokens")
-    if total:
+def _js_number(value: Any) -> float:
+    """``Number(value)`` for what a message field can hold (``undefined`` -> NaN, ``null`` -> 0)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        return float(value)
+    return math.nan
+
+
+def _js_max(a: float, b: float) -> float:
+    """``Math.max(a, b)``: NaN when either is NaN."""
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
+    return max(a, b)
+
+
+def _as_count(x: float) -> int | float:
+    return int(x) if x.is_integer() else x
+
+
+def calculate_context_tokens(usage: Usage) -> int | float:
+    """``usage.totalTokens || input + output + cacheRead + cacheWrite`` (a missing count makes it
+    NaN, as ``undefined`` does in JavaScript)."""
+    raw: Mapping[str, Any] = usage
+    total = raw.get("totalTokens")
+    if total and _js_number(total) == _js_number(total):
         return total  # type: ignore[no-any-return]
-    return usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]  # type: ignore[no-any-return]
+    parts = [raw.get(k, _MISSING) for k in ("input", "output", "cacheRead", "cacheWrite")]
+    if any(p is _MISSING for p in parts):
+        return math.nan
+    return _as_count(sum(_js_number(p) for p in parts))
+
+
+_MISSING: Final = object()
 
 
 def _safe_stringify_len(value: Any) -> int:
@@ -90,8 +121,12 @@ def estimate_text_tokens(text: str) -> int:
     return math.ceil(utf16_len(text) / _CHARS_PER_TOKEN)
 
 
-def estimate_message_tokens(message: Mapping[str, Any]) -> int:
+def estimate_message_tokens(message: Message) -> int:
     """pi-ai's ``estimateMessageTokens`` for one LLM message (user, assistant or toolResult)."""
+    return _message_tokens(message)
+
+
+def _message_tokens(message: Mapping[str, Any]) -> int:
     if message.get("role") in ("user", "toolResult"):
         return math.ceil(_content_chars(message["content"]) / _CHARS_PER_TOKEN)
     chars = 0
@@ -109,32 +144,37 @@ def estimate_message_tokens(message: Mapping[str, Any]) -> int:
 
 
 def _last_assistant_usage(messages: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], int] | None:
-    latest_prefix: float = -math.inf
+    # JavaScript comparisons: a missing timestamp is NaN (never >=, and it poisons the running
+    # Math.max), a null one is 0. A missing usage (pi-ai throws reading it) counts as no usage.
+    latest_prefix = -math.inf
     found: tuple[Mapping[str, Any], int] | None = None
     for i, message in enumerate(messages):
+        timestamp = _js_number(message.get("timestamp", _MISSING))
         if message.get("role") == "assistant":
+            usage = message.get("usage")
             if (
-                message["timestamp"] >= latest_prefix
+                timestamp >= latest_prefix
                 and message.get("stopReason") not in ("aborted", "error")
-                and calculate_context_tokens(message["usage"]) > 0
+                and isinstance(usage, Mapping)
+                and calculate_context_tokens(usage) > 0  # type: ignore[arg-type]
             ):
-                found = (message["usage"], i)
-        latest_prefix = max(latest_prefix, message["timestamp"])
+                found = (usage, i)
+        latest_prefix = _js_max(latest_prefix, timestamp)
     return found
 
 
 def _estimate_messages(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     info = _last_assistant_usage(messages)
     if info is not None:
-        usage_tokens = calculate_context_tokens(info[0])
-        trailing = sum(estimate_message_tokens(m) for m in messages[info[1] + 1 :])
+        usage_tokens = calculate_context_tokens(info[0])  # type: ignore[arg-type]
+        trailing = sum(_message_tokens(m) for m in messages[info[1] + 1 :])
         return {
             "tokens": usage_tokens + trailing,
             "usageTokens": usage_tokens,
             "trailingTokens": trailing,
             "lastUsageIndex": info[1],
         }
-    tokens = sum(estimate_message_tokens(m) for m in messages)
+    tokens = sum(_message_tokens(m) for m in messages)
     return {"tokens": tokens, "usageTokens": 0, "trailingTokens": tokens, "lastUsageIndex": None}
 
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pi_nb._js import js_trim
+from pi_nb.messages import Message
 
 __all__ = [
     "NON_VISION_TOOL_IMAGE_PLACEHOLDER",
@@ -123,10 +124,10 @@ def _transform_assistant(
 
 
 def transform_messages(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Message],
     model: Mapping[str, Any],
     normalize_tool_call_id: NormalizeToolCallId | None = None,
-) -> list[dict[str, Any]]:
+) -> list[Message]:
     """The messages as pi-ai's ``transformMessages`` hands them to a converter for ``model``.
 
     ``model`` is a pi-ai Model dict (``provider``, ``api``, ``id``, ``input``). The input is not
@@ -134,9 +135,10 @@ def transform_messages(
     """
     id_map: dict[str, str] = {}
     # the given mappings are passed on as they are (no copy) unless a rule changes them
+    # messages are read as open dicts: untyped callers (old session files) may hold anything
+    raw = cast("Sequence[dict[str, Any]]", messages)
     normalized: list[dict[str, Any]] = [
-        {**msg, "content": []} if msg.get("content") is None else msg  # type: ignore[misc]
-        for msg in messages
+        {**msg, "content": []} if msg.get("content") is None else msg for msg in raw
     ]
     image_aware = _downgrade_unsupported_images(normalized, model)
 
@@ -196,4 +198,4 @@ def transform_messages(
         else:
             result.append(msg)
     insert_synthetic()
-    return result
+    return cast("list[Message]", result)

@@ -43,9 +43,10 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pi_nb._js import UNDEFINED, js_json_parse, js_truthy
+from pi_nb._js import js_json_parse
 from pi_nb.messages import AssistantContent, ErrorReason, StopReason
 from pi_nb.providers._pi_ai_util import (
+    calculate_cost,
     get_json_schema_tool_parameters,
     get_provider_env_value,
     provider_attribution_headers,
@@ -59,7 +60,7 @@ from pi_nb.providers._stream_common import (
     apply_cost,
     block_delta_event,
     block_start_event,
-    js_api_error_message,
+    js_sdk_status_error,
     parse_streaming_json,
     repair_json,
 )
@@ -829,19 +830,6 @@ def _messages_url(base_url: str) -> str:
 # errors
 
 
-def api_error_message(status: int, body_text: str) -> str:
-    """The JS SDK's ``APIError`` message for an HTTP error answer (``client.makeRequest``): the
-    body parsed with ``safeJSON``, then ``makeMessage`` (``"{status} {body JSON}"``, the text of a
-    body that is not JSON, ``"{status} status code (no body)"``)."""
-    text = body_text[1:] if body_text.startswith("\ufeff") else body_text
-    try:
-        parsed: Any = js_json_parse(text)
-    except (ValueError, RecursionError):
-        parsed = UNDEFINED
-    message = None if js_truthy(parsed) else text
-    return js_api_error_message(status, parsed, message)
-
-
 class _ProviderHTTPError(Exception):
     """An HTTP error answer (the JS SDK's ``APIError``): its status, headers and message."""
 
@@ -1071,6 +1059,12 @@ class AnthropicModel(RemoteModel):
         """
         kwargs.setdefault("max_retries", 0)
         super().__init__(id, **kwargs)
+        if self.provider == "anthropic":
+            # the sign-in variables pi-ai reads before the key: their values are secrets too
+            from pi_nb.redaction import register_secret_env
+
+            for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN"):
+                register_secret_env(name)
         self.cost_function = cost_function
 
     def _auth(self) -> tuple[str | None, dict[str, str | None]]:
@@ -1136,16 +1130,16 @@ class AnthropicModel(RemoteModel):
             await _close(client if own else None)
             raise _ConnectionFailure("Connection error.") from error
         if not 200 <= response.status_code < 300:  # fetch's response.ok
+            content_read: bytes | str
             try:
-                text = (await response.aread()).decode("utf-8", "replace")
-            except httpx.HTTPError as error:
-                text = str(error)
+                content_read = await response.aread()
+            except httpx.HTTPError as error:  # the JS SDK: the text of the error reading the body
+                content_read = str(error)
             finally:
                 await response.aclose()
                 await _close(client if own else None)
-            raise _ProviderHTTPError(
-                response.status_code, response.headers, api_error_message(response.status_code, text)
-            )
+            js_error = js_sdk_status_error("anthropic", response.status_code, content_read)
+            raise _ProviderHTTPError(response.status_code, response.headers, js_error.message)
         return (client if own else None), response
 
     async def _send_with_retries(self, request: dict[str, Any], signal: Any) -> Any:
@@ -1166,11 +1160,11 @@ class AnthropicModel(RemoteModel):
                 remaining -= 1
                 await asyncio.sleep(max(0.0, _retry_delay_s(error, index, None)))
 
-    def _cost(self, usage: Any, usage_cost: dict[str, Any] | None) -> None:
+    def _cost(self, model: dict[str, Any], usage: Any, usage_cost: dict[str, Any] | None) -> None:
+        """pi-ai's ``calculateCost(usageModel, usage)``: a server-side fallback model's rates when
+        one answered, else this model's (:attr:`cost_function`)."""
         if usage_cost is not None:
-            from pi_nb.providers.catalog import ModelCost, calculate_cost
-
-            usage["cost"] = calculate_cost(ModelCost.from_dict(usage_cost), usage)
+            usage["cost"] = calculate_cost({**model, "cost": usage_cost}, usage)
         else:
             apply_cost(usage, self.cost_function)
 
@@ -1263,7 +1257,7 @@ class AnthropicModel(RemoteModel):
                     usage["totalTokens"] = (
                         usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
                     )
-                    self._cost(usage, usage_cost)
+                    self._cost(model, usage, usage_cost)
                 elif kind == "content_block_start":
                     cb: Any = event.get("content_block") or {}
                     cb_type = cb.get("type")
@@ -1394,7 +1388,7 @@ class AnthropicModel(RemoteModel):
                     usage["totalTokens"] = (
                         usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
                     )
-                    self._cost(usage, usage_cost)
+                    self._cost(model, usage, usage_cost)
             if aborted():
                 raise _StreamFailure("Request was aborted")
             if output["stopReason"] == "pending":
@@ -1433,7 +1427,7 @@ class AnthropicModel(RemoteModel):
         except Exception as error:  # provider failures are values (error messages), as in pi-ai
             reason: ErrorReason = "aborted" if aborted() else "error"
             output["stopReason"] = reason
-            output["errorMessage"] = _error_text(error, api_key)
+            output["errorMessage"] = _error_text(error, api_key or _bearer_secret(auth_headers))
             yield {"type": "error", "reason": reason, "error": output}
             return
         finally:
@@ -1441,6 +1435,14 @@ class AnthropicModel(RemoteModel):
                 await response.aclose()
             await _close(client)
         yield {"type": "done", "reason": output["stopReason"], "message": output}
+
+
+def _bearer_secret(headers: Mapping[str, str | None]) -> str | None:
+    """The token of an ``Authorization``/``cf-aig-authorization`` bearer header, if any."""
+    for key, value in headers.items():
+        if key.lower() in ("authorization", "cf-aig-authorization") and value and value.startswith("Bearer "):
+            return value[len("Bearer ") :]
+    return None
 
 
 async def _close(client: Any) -> None:

@@ -943,7 +943,7 @@ async def iterate_sse_messages(
 ) -> AsyncIterator[tuple[str | None, str, list[str]]]:
     """pi-ai's ``iterateSseMessages``: ``(event, data, raw lines)`` per event; the last event is
     delivered even without its closing blank line."""
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    decoder = codecs.getincrementaldecoder("utf-8-sig")("replace")  # TextDecoder drops a leading BOM
     state = _SseState()
     buffer = ""
     async for chunk in chunks:
@@ -1229,17 +1229,19 @@ class AnthropicModel(RemoteModel):
                         raise _StreamFailure("Cannot read properties of undefined (reading 'id')")
                     response_id: Any = message.get("id")
                     output["responseId"] = response_id
+                    if response_id is None:  # undefined in pi-ai: absent from the JSON
+                        del output["responseId"]
                     if isinstance(message.get("input_transformations"), list):
                         transformations = message["input_transformations"]
                     answered_by: Any = message.get("model")  # pi-ai records the model that answered
-                    output["model"] = answered_by
+                    if answered_by is not None:
+                        output["model"] = answered_by
+                    # (a message_start without a model: pi-ai's message loses its model key; pi_nb
+                    # keeps the id it asked for, which the session and the agent read)
                     usage_cost = None
-                    if output["model"] != model.get("id"):
+                    if answered_by != model.get("id"):
                         for fallback in _fallback_models(model):
-                            if (
-                                fallback.get("provider") == provider
-                                and fallback.get("model") == output["model"]
-                            ):
+                            if fallback.get("provider") == provider and fallback.get("model") == answered_by:
                                 usage_cost = fallback.get("cost") or None
                                 break
                     u = message.get("usage")

@@ -244,6 +244,9 @@ def cases() -> list[dict[str, Any]]:
     add("no_trailing_blank_line", [ok(canned.rstrip("\n") + "\n")])
     add("no_trailing_newline", [ok(canned.rstrip("\n"))])
     add("crlf_line_ends", [ok(canned.replace("\n", "\r\n"))])
+    add("bom_first", [ok("\ufeff" + canned)])
+    no_id = start().replace('"id": "msg_01", ', "")
+    add("message_start_without_id", [ok(no_id + text_block(0, "x") + delta("end_turn") + STOP)])
     add("cr_line_ends", [ok(canned.replace("\n", "\r"))])
     add(
         "comments_and_pings",

@@ -80,7 +80,7 @@ def _run(case: dict[str, Any]) -> tuple[list[dict[str, Any]], Any, list[list[Any
     retries = {} if case["maxRetries"] is None else {"max_retries": case["maxRetries"]}
     model = get_model(f"{case['provider']}/{case['model']}", transport=transport, **retries)
     raw = model.pi_ai_model()
-    ctx = wire_cases.context_for(raw, case["conversation"])
+    ctx = case.get("context") or wire_cases.context_for(raw, case["conversation"])
     context = Context(ctx["systemPrompt"], ctx["messages"], ctx.get("tools"))
     level = case["level"]
     options = StreamOptions(reasoning=None if level == "off" else level, session_id=wire_cases.SESSION_ID)

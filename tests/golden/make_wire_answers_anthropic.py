@@ -190,6 +190,7 @@ def cases() -> list[dict[str, Any]]:
         level: str = "off",
         env: dict[str, str] | None = None,
         max_retries: int | None = None,
+        context: dict[str, Any] | None = None,
     ) -> None:
         out.append(
             {
@@ -201,6 +202,7 @@ def cases() -> list[dict[str, Any]]:
                 "env": env or {},
                 "responses": responses,
                 "maxRetries": max_retries,
+                **({"context": context} if context is not None else {}),
             }
         )
 
@@ -450,7 +452,93 @@ def cases() -> list[dict[str, Any]]:
         [ok(rate_limit, 429, {**JSON_TYPE, "retry-after": "120"}), ok(canned)],
         max_retries=1,
     )
+    for name, model, level, ctx in special_contexts():
+        add(name, [ok(canned)], model=model, level=level, context=ctx)
     add("cache_retention_long", [ok(canned)], conversation="broken", env={"PI_CACHE_RETENTION": "long"})
+    return out
+
+
+def _assistant(provider: str, model: str, content: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": content,
+        "api": "anthropic-messages",
+        "provider": provider,
+        "model": model,
+        "usage": {
+            "input": 10,
+            "output": 5,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 15,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        },
+        "stopReason": "toolUse",
+        "timestamp": 1767225610000,
+        **extra,
+    }
+
+
+def special_contexts() -> list[tuple[str, tuple[str, str], str, dict[str, Any]]]:
+    """Histories the wire cases do not have: tools a result loads later (tool references, deferred
+    tools), managed effort per earlier turn, unsigned thinking, blank user content."""
+    tools = [
+        *wire_cases.tool_schemas()[:2],
+        {
+            "name": "search_docs",
+            "description": "Search the docs.",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+        },
+    ]
+    user = {"role": "user", "content": "Find the docs.", "timestamp": 1767225600000}
+    later = {"role": "user", "content": "Go on.", "timestamp": 1767225700000}
+    call = {"type": "toolCall", "id": "toolu_01abc", "name": "bash", "arguments": {"command": "ls"}}
+    loaded = {
+        "role": "toolResult",
+        "toolCallId": "toolu_01abc",
+        "toolName": "bash",
+        "content": [{"type": "text", "text": "docs loaded"}],
+        "addedToolNames": ["search_docs"],
+        "isError": False,
+        "timestamp": 1767225620000,
+    }
+    unsigned = {"type": "thinking", "thinking": "Unsigned reasoning."}
+    out = []
+    deferred = {
+        "systemPrompt": wire_cases.SYSTEM,
+        "messages": [user, _assistant(*SONNET, [call]), loaded, later],
+        "tools": tools,
+    }
+    out.append(("tool_references_and_deferred_tools", SONNET, "off", deferred))
+    vercel = ("vercel-ai-gateway", "anthropic/claude-sonnet-4.5")
+    out.append(("deferred_tools_without_tool_references", vercel, "off", deferred))
+    opus5 = ("anthropic", "claude-opus-5")
+    managed = {
+        "systemPrompt": wire_cases.SYSTEM,
+        "messages": [
+            user,
+            _assistant(*opus5, [{"type": "text", "text": "Working."}, call], providerThinkingLevel="low"),
+            {**loaded, "addedToolNames": []},
+            later,
+        ],
+        "tools": tools[:2],
+    }
+    out.append(("managed_effort_history", opus5, "medium", managed))
+    for name, model in (
+        ("unsigned_thinking_kept_empty", ("kimi-coding", "k3")),
+        ("unsigned_thinking_as_text", SONNET),
+    ):
+        ctx = {
+            "systemPrompt": wire_cases.SYSTEM,
+            "messages": [
+                user,
+                _assistant(*model, [unsigned, {"type": "text", "text": "Done."}], stopReason="stop"),
+                {"role": "user", "content": [{"type": "text", "text": "   "}], "timestamp": 1767225650000},
+                {"role": "user", "content": "  ", "timestamp": 1767225660000},
+                later,
+            ],
+        }
+        out.append((name, model, "high", ctx))
     return out
 
 
@@ -483,7 +571,7 @@ def main() -> None:
                     "name": case["name"],
                     "provider": case["provider"],
                     "model": case["model"],
-                    "context": wire_cases.context_for(spec.raw, case["conversation"]),
+                    "context": case.get("context") or wire_cases.context_for(spec.raw, case["conversation"]),
                     "level": case["level"],
                     "sessionId": wire_cases.SESSION_ID,
                     "responses": case["responses"],

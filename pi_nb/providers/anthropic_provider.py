@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import json
+import math
 import os
 import random
 import re
@@ -858,6 +859,15 @@ class _ConnectionFailure(Exception):
     """No HTTP answer (the JS SDK's ``APIConnectionError``)."""
 
 
+_JS_FLOAT_PREFIX = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+
+
+def _js_parse_float(text: str) -> float:
+    """JavaScript's ``Number.parseFloat``: the number at the start of ``text`` (after blanks), else NaN."""
+    match = _JS_FLOAT_PREFIX.match(text.lstrip())
+    return float(match.group(0).replace("Infinity", "inf")) if match else math.nan
+
+
 def _retry_delay_s(error: BaseException, retry_index: int, max_delay_ms: float | None) -> float:
     """pi-ai's ``getRetryDelayMs`` (in seconds): the server's ``retry-after(-ms)``, else backoff."""
     headers = error.headers if isinstance(error, _ProviderHTTPError) else {}
@@ -872,21 +882,21 @@ def _retry_delay_s(error: BaseException, retry_index: int, max_delay_ms: float |
 
     retry_after_ms = headers.get("retry-after-ms")
     if retry_after_ms:
-        try:
-            return checked(float(retry_after_ms))
-        except ValueError:
-            pass
+        value = _js_parse_float(retry_after_ms)
+        if not math.isnan(value):
+            return checked(value)
     retry_after = headers.get("retry-after")
     if retry_after:
-        try:
-            return checked(float(retry_after) * 1000)
-        except ValueError:
-            from email.utils import parsedate_to_datetime
+        seconds = _js_parse_float(retry_after)
+        if not math.isnan(seconds):
+            return checked(seconds * 1000)
+        from email.utils import parsedate_to_datetime
 
-            try:
-                return checked(parsedate_to_datetime(retry_after).timestamp() * 1000 - time.time() * 1000)
-            except (TypeError, ValueError):
-                return checked(float("nan"))
+        try:
+            when = parsedate_to_datetime(retry_after).timestamp() * 1000
+        except (TypeError, ValueError, IndexError):
+            when = math.nan  # Date.parse of an unreadable date
+        return checked(when - time.time() * 1000)
     return float(min(0.5 * 2**retry_index, 8) * (1 - random.random() * 0.25))
 
 

@@ -454,6 +454,13 @@ def cases() -> list[dict[str, Any]]:
     )
     for name, model, level, ctx in special_contexts():
         add(name, [ok(canned)], model=model, level=level, context=ctx)
+    add(
+        "retry_after_ms_number_prefix",
+        [ok(overloaded, 529, {**JSON_TYPE, "retry-after-ms": "5ms"}), ok(canned)],
+        max_retries=1,
+    )
+    past = {**JSON_TYPE, "retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}
+    add("retry_after_http_date", [ok(overloaded, 503, past), ok(canned)], max_retries=1)
     add("cache_retention_long", [ok(canned)], conversation="broken", env={"PI_CACHE_RETENTION": "long"})
     return out
 

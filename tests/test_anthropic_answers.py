@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import wire_cases
 from wire_capture import CaptureTransport
@@ -165,3 +166,34 @@ def test_abort_is_recorded_as_pi_ai_records_it(
     assert events[-1]["error"]["stopReason"] == "aborted"
     assert events[-1]["error"]["errorMessage"] == message
     assert len(transport.requests) == requests
+
+
+class _CutStream(httpx.AsyncByteStream):
+    def __init__(self, head: bytes) -> None:
+        self.head = head
+
+    async def __aiter__(self) -> Any:
+        yield self.head
+        raise httpx.ReadError("connection reset by peer")
+
+
+class _CutTransport(httpx.AsyncBaseTransport):
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = wire_cases.canned_response("anthropic-messages")["body"].encode()
+        return httpx.Response(
+            200, headers={"content-type": "text/event-stream"}, stream=_CutStream(body[:400])
+        )
+
+
+def test_a_connection_lost_mid_answer_fails_as_nodes_fetch_does(case_env: Any) -> None:
+    """Node's fetch rejects the body read with ``TypeError: terminated``; pi-ai records its message."""
+    model = get_model("anthropic/claude-sonnet-4-5", transport=_CutTransport())
+    context = Context("be brief", [{"role": "user", "content": "hi", "timestamp": 1}])
+
+    async def go() -> list[dict[str, Any]]:
+        return [e async for e in model.stream(context, StreamOptions())]
+
+    events = asyncio.run(go())
+    assert [e["type"] for e in events][0] == "start"
+    assert events[-1]["type"] == "error" and events[-1]["error"]["errorMessage"] == "terminated"
+    assert events[-1]["error"]["responseId"] == "msg_1"  # what arrived before the cut is kept

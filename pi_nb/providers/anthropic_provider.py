@@ -1231,7 +1231,7 @@ class AnthropicModel(RemoteModel):
         try:
             client, response = await self._send_with_retries(request, signal)
             yield {"type": "start", "partial": snapshot_message(output)}
-            async for event in iterate_anthropic_events(response.aiter_bytes(), aborted):
+            async for event in iterate_anthropic_events(_body_chunks(response), aborted):
                 kind = event.get("type")
                 if kind == "message_start":
                     message: Any = event.get("message")  # wire JSON, as the server sent it
@@ -1455,6 +1455,18 @@ def _bearer_secret(headers: Mapping[str, str | None]) -> str | None:
         if key.lower() in ("authorization", "cf-aig-authorization") and value and value.startswith("Bearer "):
             return value[len("Bearer ") :]
     return None
+
+
+async def _body_chunks(response: Any) -> AsyncIterator[bytes]:
+    """The answer's bytes; a connection lost while reading fails as Node's fetch does
+    (``terminated``)."""
+    import httpx
+
+    try:
+        async for chunk in response.aiter_bytes():
+            yield chunk
+    except httpx.TransportError as error:
+        raise _StreamFailure("terminated") from error
 
 
 async def _close(client: Any) -> None:

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pi_nb._js import js_json_parse
+from pi_nb.errors import MissingDependencyError
 from pi_nb.messages import AssistantContent, ErrorReason, StopReason
 from pi_nb.providers._pi_ai_util import (
     calculate_cost,
@@ -1124,8 +1125,7 @@ class AnthropicModel(RemoteModel):
         headers of its own from the environment and profile files, and runs on ``httpx2``, so it
         cannot send pi-ai's request over this model's transport.
         """
-        import httpx
-
+        httpx = _require_httpx()
         own = self.transport is None
         client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=True) if own else self.http_client()
         body = json.dumps(request["body"], ensure_ascii=False, separators=(",", ":"))
@@ -1462,11 +1462,20 @@ def _bearer_secret(headers: Mapping[str, str | None]) -> str | None:
     return None
 
 
+def _require_httpx() -> Any:
+    try:
+        import httpx
+    except ImportError as error:  # pragma: no cover - httpx comes with the provider extras
+        raise MissingDependencyError(
+            "The anthropic-messages provider sends its requests with httpx: pip install httpx"
+        ) from error
+    return httpx
+
+
 async def _body_chunks(response: Any) -> AsyncIterator[bytes]:
     """The answer's bytes; a connection lost while reading fails as Node's fetch does
     (``terminated``)."""
-    import httpx
-
+    httpx = _require_httpx()
     try:
         async for chunk in response.aiter_bytes():
             yield chunk

@@ -49,6 +49,10 @@ def _replace_images(content: Sequence[Any], placeholder: str) -> list[Any]:
     result: list[Any] = []
     previous_was_placeholder = False
     for block in content:
+        if not isinstance(block, Mapping):  # a string's characters, as JavaScript iterates one
+            result.append(block)
+            previous_was_placeholder = False
+            continue
         if block.get("type") == "image":
             if not previous_was_placeholder:
                 result.append({"type": "text", "text": placeholder})

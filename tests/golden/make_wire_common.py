@@ -219,6 +219,8 @@ def tool_result(call_id: str, name: str, ts: int) -> dict[str, Any]:
         "isError": rng.random() < 0.2,
         "timestamp": ts,
     }
+    if rng.random() < 0.03:
+        msg["content"] = "a tool result given as a plain string"  # untyped callers
     if rng.random() < 0.1:
         msg["addedToolNames"] = rng.sample(["read", "bash", "edit", "grep"], rng.randint(1, 2))
     return msg
@@ -299,6 +301,15 @@ def transform_jobs() -> None:
     for _ in range(900):
         target = rng.choice(TARGETS)
         job("transformMessages", history(target), full_model(target), rng.choice(NORMALIZERS))
+    # the wire test's own conversations (tests/wire_cases.py) for a sample of catalog models
+    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT))
+    import wire_cases
+
+    models = [json.loads(json.dumps(m, default=dict)) for m in wire_cases.runnable_models()]
+    for model in random.Random(7).sample(models, min(60, len(models))):
+        for name, msgs in wire_cases.conversations(model).items():
+            job("transformMessages", msgs, model, rng.choice(NORMALIZERS))
     # every message list through every target once more for a handful of long histories
     for _ in range(20):
         base = rng.choice(TARGETS)
@@ -562,6 +573,7 @@ STREAM_ERRORS: list[tuple[int, dict[str, str], dict[str, str]]] = [
     (200, SSE, {"text": 'data: {"error": {"message": "stream broke", "type": "server_error"}}\n\n'}),
     (200, SSE, {"text": 'data: {"error": "plain text error"}\n\n'}),
     (200, SSE, {"text": 'data: {"error": {"code": 500}}\n\n'}),
+    (200, SSE, {"text": 'data: {"error": {}}\n\n'}),
     (
         200,
         SSE,
@@ -582,8 +594,10 @@ STREAM_ERRORS: list[tuple[int, dict[str, str], dict[str, str]]] = [
 
 def error_jobs() -> None:
     job("constants")
-    for status, headers, body in ERROR_BODIES + STREAM_ERRORS:
-        response = {"status": status, "headers": headers, "body": body}
+    failures: list[dict[str, Any]] = [{"reject": "connect", "body": {}}, {"reject": "timeout", "body": {}}]
+    for response in [
+        {"status": st, "headers": h, "body": b} for st, h, b in ERROR_BODIES + STREAM_ERRORS
+    ] + failures:
         for family in ("openai", "openai-responses", "anthropic"):
             job("sdkError", family, response)
         for api in ("openai-completions", "openai-responses", "anthropic-messages"):

@@ -197,7 +197,8 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
         kwargs["base_url"] = _fill_placeholders(kwargs["base_url"].rstrip("/"), spec)
     key_env = provider_api_key_env(provider)
     if key_env and "api_key_env" not in overrides:
-        # anthropic: pi-ai's ANTHROPIC_AUTH_TOKEN / OAUTH token are bearer sign-ins; pi_nb sends an API key
+        # anthropic: the provider reads pi-ai's chain from here (ANTHROPIC_AUTH_TOKEN as a bearer
+        # token, then ANTHROPIC_OAUTH_TOKEN, then this key; anthropic_provider.resolve_auth)
         kwargs["api_key_env"] = "ANTHROPIC_API_KEY" if provider == "anthropic" else key_env[0]
     kwargs.update(overrides)
     return _construct(api, provider, model_id, kwargs)

@@ -53,6 +53,7 @@ from pi_nb.errors import (
     NotebookError,
     PiNbError,
     SessionFileCorruptError,
+    SessionFileTypeError,
 )
 from pi_nb.messages import Usage
 from pi_nb.session.context import (
@@ -60,7 +61,7 @@ from pi_nb.session.context import (
     build_session_context,
     session_entry_to_context_messages,
 )
-from pi_nb.session.jsonl import SessionFileContents, gc_paused, read_session_file
+from pi_nb.session.jsonl import SessionFileContents, gc_paused, open_session_for_read, read_session_file
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.paths import session_files_under
 from pi_nb.session.types import FileEntry, SessionEntry
@@ -498,9 +499,12 @@ def read_session(path: str) -> SessionFileContents:
     if _orjson is None:
         return read_session_file(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
+        # the kind check of every reader (a FIFO, a device or a socket is refused before a byte
+        # is read), and only the bytes the file held at the open: one still being written is
+        # read up to that size, never up to its growing end
+        with open_session_for_read(path) as f:
+            data = f.read(os.fstat(f.fileno()).st_size)
+    except FileNotFoundError:
         return read_session_file(path)
     if not data.endswith(b"\n") or _LONG_DIGITS.search(data) is not None:
         return read_session_file(path)
@@ -672,7 +676,17 @@ def _load_file(
     item: _FileSource, strict: bool | None, problems: list[tuple[str, int | None, str]]
 ) -> LoadedSession | None:
     path = item.path
-    contents = read_session(path)
+    try:
+        contents = read_session(path)
+    except (SessionFileTypeError, OSError) as exc:
+        # a FIFO, a device or a socket (refused unread), a link that loops, a file that cannot be
+        # opened: one bad file of a folder is skipped with its reason, it does not end the folder
+        if strict or (strict is None and item.explicit):
+            raise
+        problems.append((path, None, str(exc)))
+        if strict is None:
+            warn_problems(path, problems[-1:])
+        return None
     if not contents.exists:
         if strict or (strict is None and item.explicit):
             raise NotebookError(f"no such session file: {path}")

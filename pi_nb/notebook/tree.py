@@ -32,6 +32,7 @@ from pi_nb.notebook._base import (
     is_agent_session,
     kernel_has_comms,
     load_session,
+    markdown_html,
     run_sync,
     session_sources,
 )
@@ -634,9 +635,10 @@ class SessionTreeView(_WidgetView):
             self.detail_text.outputs = ()
             md = self.detail_markdown()
             if md is not None:
-                from IPython.display import Markdown
+                from IPython.display import HTML
 
-                self.detail_text.append_display_data(Markdown(md))
+                # rendered here, not by the front end: raw HTML escaped, remote images as links
+                self.detail_text.append_display_data(HTML(markdown_html(md)))
             self._sync_buttons(self.rows.value)
             if self.last_status:
                 color = "#dc2626" if self.last_error is not None else "#15803d"

@@ -119,6 +119,8 @@ def _parse_settings(content: str, where: str) -> Settings:
         parsed = json_parse(strip_bom(content))
     except ValueError as error:
         raise SettingsFileError(f"Invalid JSON in {where}: {error}") from error
+    except RecursionError as error:  # JavaScript parses any depth; Python's parser recurses
+        raise SettingsFileError(f"Invalid JSON in {where}: nested too deeply to read") from error
     if not isinstance(parsed, dict):
         raise SettingsFileError(f"Invalid settings in {where}: expected an object")
     return migrate_settings(parsed)

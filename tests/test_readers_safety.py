@@ -411,6 +411,28 @@ def test_a_session_starts_whatever_its_resource_files_are(tmp_path: Path, name: 
 
 
 @pytest.mark.timeout(30)
+@pytest.mark.parametrize("fault", ["fifo", "dev-zero"])
+def test_a_trust_store_that_is_not_a_file_is_an_error_at_once(tmp_path: Path, fault: str) -> None:
+    from pi_nb.agent.session import AgentSession
+    from pi_nb.errors import TrustStoreError
+    from pi_nb.providers import ScriptedModel
+    from pi_nb.session import SessionManager
+
+    agent, cwd = tmp_path / "agent", tmp_path / "project"
+    agent.mkdir()
+    (cwd / ".pi").mkdir(parents=True)
+    (cwd / ".pi" / "settings.json").write_text("{}")  # project resources: the trust is asked
+    if fault == "fifo":
+        os.mkfifo(agent / "trust.json")
+    else:
+        os.symlink("/dev/zero", agent / "trust.json")
+    with pytest.raises(
+        TrustStoreError, match=f"Failed to read trust store {agent / 'trust.json'}: .*not a regular file"
+    ):
+        AgentSession(SessionManager.in_memory(str(cwd)), ScriptedModel(["ok"]), agent_dir=str(agent))
+
+
+@pytest.mark.timeout(30)
 def test_project_resources_as_fifos(tmp_path: Path) -> None:
     agent, cwd = tmp_path / "agent", tmp_path / "project"
     agent.mkdir()
@@ -422,9 +444,10 @@ def test_project_resources_as_fifos(tmp_path: Path) -> None:
         warnings.simplefilter("always")
         _agent_session(tmp_path, agent, cwd)
     said = [str(w.message) for w in caught if issubclass(w.category, SettingsFileWarning)]
-    assert said == [
-        f"Invalid settings file {cwd / '.pi' / 'settings.json'}: {cwd / '.pi' / 'settings.json'} is a FIFO (named pipe), not a regular file: not read"
-    ] or (len(said) == 1 and "FIFO" in said[0])
+    path = cwd / ".pi" / "settings.json"
+    assert len(said) == 1 and said[0].startswith(f"Invalid settings file {path}: ") and "FIFO" in said[0], (
+        said
+    )
 
 
 def test_settings_nested_100000_levels_is_a_named_error_not_a_recursion_error(tmp_path: Path) -> None:
@@ -668,3 +691,13 @@ def test_frames_read_missing_and_repeated_ids_as_pi_does(tmp_path: Path, case: d
         if e["id"] is not None:
             est, _tik = view.model.tokens(e["id"])
             assert est >= 0
+
+
+@pytest.mark.timeout(30)
+def test_exporting_a_notebook_path_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    pytest.importorskip("nbconvert")
+    from pi_nb.notebook.export import export_html
+
+    os.mkfifo(tmp_path / "run.ipynb")
+    with pytest.raises(SpecialFileError, match="FIFO"):
+        export_html(tmp_path / "run.ipynb")

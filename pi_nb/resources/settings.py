@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypeAlias, TypedDict
 
+from pi_nb._fs import FileTooLargeError, SpecialFileError
 from pi_nb._js import js_stringify_pretty
 from pi_nb.errors import ProjectNotTrustedError, SettingsFileError
 from pi_nb.resources.paths import (
@@ -164,6 +165,8 @@ class FileSettingsStorage:
             with pi_file_lock(lock_path):
                 write_file_atomic(path, next_text)
         except LockContendedError as error:
+            raise SettingsFileError(str(error)) from error
+        except (SpecialFileError, FileTooLargeError) as error:  # these name the file already
             raise SettingsFileError(str(error)) from error
         except OSError as error:
             raise SettingsFileError(f"{path}: {error}") from error

@@ -463,6 +463,31 @@ def test_settings_nested_100000_levels_is_a_named_error_not_a_recursion_error(tm
     assert manager.get_global_settings() == {}
 
 
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("depth", [101, 500, 990, 5000, 100_000])
+@pytest.mark.parametrize("scope", ["global", "project"])
+def test_deep_settings_in_either_scope_warn_and_the_session_starts(
+    tmp_path: Path, depth: int, scope: str
+) -> None:
+    """Deep enough to parse but not to copy or merge (500 levels), or too deep to parse: one
+    named warning, the scope reads as ``{}``; 100 levels still load."""
+    agent, cwd = tmp_path / "agent", tmp_path / "project"
+    (cwd / ".pi").mkdir(parents=True)
+    agent.mkdir()
+    path = agent / "settings.json" if scope == "global" else cwd / ".pi" / "settings.json"
+    path.write_text('{"a":' * depth + "1" + "}" * depth)
+    with pytest.warns(SettingsFileWarning, match=f"^Invalid settings file {re.escape(str(path))}: .*nested"):
+        session = _agent_session(tmp_path, agent, cwd)
+    read = (
+        session.settings.get_global_settings()
+        if scope == "global"
+        else session.settings.get_project_settings()
+    )
+    assert read == {}
+    path.write_text('{"a":' * 99 + "1" + "}" * 99)
+    assert SettingsManager.create(str(cwd), str(agent)).drain_errors() == []
+
+
 @pytest.mark.parametrize(
     "text",
     ['{"compaction": {"enabled": false}', "[1, 2]", "\x00\x01", '{"a": NaN}'],

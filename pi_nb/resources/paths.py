@@ -222,6 +222,28 @@ def js_sorted_keys(keys: Any) -> list[str]:
 
 json_parse = js_json_parse
 
+#: How deep a settings or trust file's JSON may nest: far beyond any real one, shallow enough for
+#: every recursive step after the parse (copies, merges) to stay inside Python's recursion limit.
+MAX_JSON_DEPTH = 100
+
+
+def json_depth_over(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether parsed JSON nests objects or arrays more than ``limit`` levels deep (walked
+    without recursion, stopping at the first value past the limit)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
 
 def write_file_atomic(path: str, text: str) -> None:
     """Write UTF-8 *text* to *path* through a temp file in the same directory and ``os.replace``.

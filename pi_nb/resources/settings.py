@@ -38,7 +38,9 @@ from pi_nb._js import js_stringify_pretty
 from pi_nb.errors import ProjectNotTrustedError, SettingsFileError
 from pi_nb.resources.paths import (
     CONFIG_DIR_NAME,
+    MAX_JSON_DEPTH,
     LockContendedError,
+    json_depth_over,
     json_parse,
     node_join,
     normalize_path,
@@ -124,6 +126,8 @@ def _parse_settings(content: str, where: str) -> Settings:
         raise SettingsFileError(f"Invalid JSON in {where}: nested too deeply to read") from error
     if not isinstance(parsed, dict):
         raise SettingsFileError(f"Invalid settings in {where}: expected an object")
+    if json_depth_over(parsed):
+        raise SettingsFileError(f"Invalid settings in {where}: nested more than {MAX_JSON_DEPTH} levels deep")
     return migrate_settings(parsed)
 
 

@@ -1,9 +1,15 @@
-"""What kind of file a path is, in words (one table for the tools and the session files).
+"""What kind of file a path is, in words (one table for the tools and the session files), and
+the one way pi_nb opens a file someone named for reading.
 
 A model or a user can name any path: a FIFO blocks a reader until a writer comes (forever, for a
 FIFO nobody writes), ``/dev/zero`` never ends, a socket cannot be opened, and writing to a block
 device as root destroys it. Every place that opens a path by name asks :func:`file_kind` first and
 refuses what is not a regular file (or a directory, where one is expected), naming the kind.
+
+Readers go through :func:`open_regular` (the check on the path and on the open descriptor, a
+non-blocking open) and, where they read a whole file, :func:`read_regular` (bounded: the size at the
+open, and a byte limit for resource files) or :func:`lines_upto`: session files, frames, listings,
+``follow``, settings and the other resource files, the tools' side reads, the static export.
 """
 
 from __future__ import annotations

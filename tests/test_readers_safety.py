@@ -726,3 +726,51 @@ def test_exporting_a_notebook_path_that_is_a_fifo_is_refused(tmp_path: Path) -> 
     os.mkfifo(tmp_path / "run.ipynb")
     with pytest.raises(SpecialFileError, match="FIFO"):
         export_html(tmp_path / "run.ipynb")
+
+
+def test_entries_pi_opens_but_cannot_count_are_na_not_a_failed_frame(tmp_path: Path) -> None:
+    """A ``null`` content block (Pi's estimate throws on it), a text block without text, a tool
+    call without arguments, a number as a block: each such entry's counts are ``<NA>``, the
+    other entries are counted, and the tree renders."""
+    lines: list[dict[str, Any]] = [
+        HEADER,
+        {
+            "type": "message",
+            "id": "a",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": "hi", "timestamp": 1},
+        },
+    ]
+    for i, block in enumerate([None, {"type": "text"}, {"type": "toolCall", "name": "x"}]):
+        lines.append(
+            {
+                "type": "message",
+                "id": f"b{i}",
+                "parentId": "a",
+                "timestamp": "2026-01-01T00:00:02.000Z",
+                "message": {
+                    "role": "assistant",
+                    "content": [block],
+                    "api": "openai-completions",
+                    "provider": "openai",
+                    "model": "gpt-4o-mini",
+                    "usage": GOLDEN_USAGE,
+                    "stopReason": "stop",
+                    "timestamp": 2,
+                },
+            }
+        )
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    for frame in (entries_df(path, encoding="o200k_base"), messages_df(path, encoding="o200k_base")):
+        assert len(frame) == 4
+        assert (
+            frame["estimate_tokens"].tolist()[0] == 1
+            and frame["estimate_tokens"].isna().tolist()[1:] == [True] * 3
+        )
+        assert frame["tokens"].tolist()[0] == 1 and frame["tokens"].isna().tolist()[1:] == [True] * 3
+    view = session_tree(path, live=False)
+    view.to_text()
+    view.to_html()
+    view._repr_mimebundle_()

@@ -548,7 +548,7 @@ class LoadedSession:
     leaf: SessionEntry | None = None
     """The entry Pi takes as the leaf (the last one of the leaf's id)."""
     _messages: list[list[Any]] | None = None
-    _estimates: list[int] | None = None
+    _estimates: list[int | None] | None = None
     _json: dict[int, tuple[Any, str]] = field(default_factory=dict)
 
     def stringify(self, value: Any) -> str:
@@ -588,11 +588,21 @@ class LoadedSession:
             self._messages = [session_entry_to_context_messages(e) for e in self.entries]
         return self._messages
 
-    def estimates(self) -> list[int]:
-        """Per entry: Pi's token estimate of what it puts in context (computed once)."""
+    def estimates(self) -> list[int | None]:
+        """Per entry: Pi's token estimate of what it puts in context (computed once); ``None``
+        (``<NA>`` in a frame) for a message Pi opens but cannot count (a ``null`` content block:
+        Pi's estimate throws there), so one such entry does not fail the whole frame."""
         if self._estimates is None:
-            self._estimates = [sum(estimate_tokens(m) for m in ms) for ms in self.context_messages()]
+            self._estimates = [_countable(estimate_tokens, ms) for ms in self.context_messages()]
         return self._estimates
+
+
+def _countable(count: Callable[[Any], int], messages: Sequence[Any]) -> int | None:
+    """``sum(count(m) for m in messages)``, or ``None`` where a message cannot be counted."""
+    try:
+        return sum(count(m) for m in messages)
+    except InvalidMessageError:
+        return None
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -1004,7 +1014,7 @@ def _entry_rows(s: LoadedSession, encoding: str | None) -> list[tuple[Any, ...]]
             estimates[i],
         )
         if msgs is not None and encoding:
-            row = (*row, sum(count_message_tokens(m, encoding) for m in msgs[i]))
+            row = (*row, _countable(lambda m: count_message_tokens(m, encoding), msgs[i]))
         rows.append(row)
     return rows
 
@@ -1062,7 +1072,7 @@ def _message_rows(s: LoadedSession, encoding: str | None) -> list[tuple[Any, ...
             estimates[i],
         )
         if encoding:
-            row = (*row, sum(count_message_tokens(x, encoding) for x in msgs))
+            row = (*row, _countable(lambda m: count_message_tokens(m, encoding), msgs))
         rows.append(row)
     return rows
 

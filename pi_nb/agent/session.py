@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict, TypeGuard, cast
@@ -300,21 +299,6 @@ class _BoundTool:
 
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
-
-
-def _warn_settings_errors(settings: SettingsManager) -> None:
-    """Pi's startup report of settings that could not be read (``collectSettingsDiagnostics``):
-    one :class:`~pi_nb.errors.SettingsFileWarning` per file, ``Invalid settings file <path>:
-    <error>``; the scope reads as ``{}`` and is never written over."""
-    seen: set[str] = set()
-    for record in settings.drain_errors():
-        if record.path:
-            message = f"Invalid settings file {record.path}: {record.error}"
-        else:
-            message = f"Invalid {record.scope} settings: {record.error}"
-        if message not in seen:
-            seen.add(message)
-            warnings.warn(message, SettingsFileWarning, stacklevel=3)
 
 
 class AgentSession:
@@ -1139,3 +1123,20 @@ def _branch_summary_entry(entry: Mapping[str, Any] | None) -> BranchSummaryEntry
 def _iso_ms(iso: str) -> float:
     """``new Date(iso).getTime()`` (NaN for a bad timestamp, which compares false like in JS)."""
     return float(js_date_ms(iso))
+
+
+def _warn_settings_errors(settings: SettingsManager) -> None:
+    """Pi's startup report of settings that could not be read (``collectSettingsDiagnostics``):
+    one :class:`~pi_nb.errors.SettingsFileWarning` per file, ``Invalid settings file <path>:
+    <error>``; the scope reads as ``{}`` and is never written over."""
+    import warnings
+
+    seen: set[str] = set()
+    for record in settings.drain_errors():
+        if record.path:
+            message = f"Invalid settings file {record.path}: {record.error}"
+        else:
+            message = f"Invalid {record.scope} settings: {record.error}"
+        if message not in seen:
+            seen.add(message)
+            warnings.warn(message, SettingsFileWarning, stacklevel=3)

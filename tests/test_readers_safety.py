@@ -388,13 +388,25 @@ def _agent_session(tmp_path: Path, agent: Path, cwd: Path) -> Any:
 
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize(
-    "name", ["settings.json", "SYSTEM.md", "APPEND_SYSTEM.md", "trust.json", "skills/.gitignore"]
+    "name",
+    [
+        "settings.json",
+        "SYSTEM.md",
+        "APPEND_SYSTEM.md",
+        "AGENTS.md",
+        "trust.json",
+        "skills/.gitignore",
+        "skills/t/SKILL.md",
+        "prompts/p.md",
+    ],
 )
 @pytest.mark.parametrize("fault", ["fifo", "dev-zero"])
 def test_a_session_starts_whatever_its_resource_files_are(tmp_path: Path, name: str, fault: str) -> None:
     agent, cwd = tmp_path / "agent", tmp_path / "project"
     (agent / "skills" / "s").mkdir(parents=True)
     (agent / "skills" / "s" / "SKILL.md").write_text("---\nname: s\ndescription: a skill\n---\nbody\n")
+    (agent / "skills" / "t").mkdir()
+    (agent / "prompts").mkdir()
     cwd.mkdir()
     target = agent / name
     if fault == "fifo":
@@ -405,6 +417,8 @@ def test_a_session_starts_whatever_its_resource_files_are(tmp_path: Path, name: 
         warnings.simplefilter("always")
         session = _agent_session(tmp_path, agent, cwd)
     assert session.settings is not None
+    skills = [skill.name for skill in session.resource_loader.get_skills().skills]
+    assert skills == ["s"]  # the good skill still loads
     if name == "settings.json":
         said = [str(w.message) for w in caught if issubclass(w.category, SettingsFileWarning)]
         assert len(said) == 1 and said[0].startswith(f"Invalid settings file {target}:"), said

@@ -118,9 +118,7 @@ def measure(path: Path, repeat: int) -> dict[str, Any]:
     # each timed refresh follows one new entry (appended untimed), as in a live notebook
     times = []
     for i in range(max(repeat, 5)):
-        sm.append_message(
-            {"role": "user", "content": f"one more question {i}", "timestamp": 1_900_000_000_000 + i}
-        )
+        sm.append_message({"role": "user", "content": f"one more question {i}", "timestamp": 1_900_000_000_000 + i})
         gc.collect()
         t = time.perf_counter()
         changed = view.refresh()
@@ -235,9 +233,7 @@ def main() -> None:
         f"{'pi_nb view.refresh() after one new entry (widget drawn)':<58} {me['refresh_s'] * 1e3:9.2f}"
         f"   median {me['refresh_median_s'] * 1e3:.2f} ms; full index builds: {me['rebuilds']}; target <= 5 ms"
     )
-    print(
-        f"{'pi_nb view.refresh() after a navigation (leaf moved back)':<58} {me['navigate_refresh_s'] * 1e3:9.1f}"
-    )
+    print(f"{'pi_nb view.refresh() after a navigation (leaf moved back)':<58} {me['navigate_refresh_s'] * 1e3:9.1f}")
     if isinstance(pi, dict):
         print(f"{'Pi getTree + TreeSelectorComponent + render(120)':<58} {pi['render_s'] * 1e3:9.1f}")
         print(f"{'Pi the same after one new entry':<58} {pi['refresh_s'] * 1e3:9.1f}")

@@ -1440,14 +1440,19 @@ class _Turn:
         if not js_truthy(delta) or not isinstance(delta, dict):
             return events
         content = delta.get("content")
+        if isinstance(content, list) and model.pi_model_raw.get("api") == "mistral-conversations":
+            # a Mistral model run over Chat Completions (pi-ai has a Mistral provider of its own):
+            # its typed content parts are text and thinking, not "[object Object]"
+            for kind, text in _mistral_parts(content):
+                if kind == "thinking":
+                    block = self._ensure_thinking("", events)
+                    block["thinking"] += text
+                    events.append(self._event("thinking_delta", block, delta=text))
+                else:
+                    events.extend(self._text(text))
+            content = None
         if content is not None and _has_length(content):
-            piece = _js_string(content)
-            if self.text is None:
-                self.text = {"type": "text", "text": ""}
-                self.blocks.append(self.text)
-                events.append(self._event("text_start", self.text))
-            self.text["text"] += piece
-            events.append(self._event("text_delta", self.text, delta=piece))
+            events.extend(self._text(_js_string(content)))
         field = next(
             (f for f in ("reasoning_content", "reasoning", "reasoning_text") if _non_empty_str(delta.get(f))),
             None,
@@ -1474,6 +1479,16 @@ class _Turn:
                     continue
                 self._ensure_thinking("", events)
                 self.new_details.append(detail)
+        return events
+
+    def _text(self, piece: str) -> list[AssistantMessageEvent]:
+        events: list[AssistantMessageEvent] = []
+        if self.text is None:
+            self.text = {"type": "text", "text": ""}
+            self.blocks.append(self.text)
+            events.append(self._event("text_start", self.text))
+        self.text["text"] += piece
+        events.append(self._event("text_delta", self.text, delta=piece))
         return events
 
     def _ensure_thinking(self, signature: str, events: list[AssistantMessageEvent]) -> Any:
@@ -1552,3 +1567,27 @@ def _has_length(value: Any) -> bool:
 
 def _non_empty_str(value: Any) -> bool:
     return isinstance(value, str) and len(value) > 0
+
+
+def _mistral_parts(content: list[Any]) -> list[tuple[str, str]]:
+    """Mistral's ``delta.content`` parts as ``(kind, text)``: ``{"type": "text", "text"}`` and
+    ``{"type": "thinking", "thinking": [{"type": "text", "text"}, ...]}``."""
+    parts: list[tuple[str, str]] = []
+    for part in content:
+        if not isinstance(part, Mapping):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str) and part["text"]:
+            parts.append(("text", part["text"]))
+        elif part.get("type") == "thinking":
+            inner = part.get("thinking")
+            pieces = (
+                [inner]
+                if isinstance(inner, str)
+                else [p.get("text", "") for p in inner if isinstance(p, Mapping)]
+                if isinstance(inner, list)
+                else []
+            )
+            text = "".join(p for p in pieces if isinstance(p, str))
+            if text:
+                parts.append(("thinking", text))
+    return parts

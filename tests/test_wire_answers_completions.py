@@ -1,0 +1,108 @@
+"""Chat Completions answers of every shape: pi_nb records what pi-ai 0.85.0 records.
+
+Each case of ``tests/golden/make_wire_answers_completions.py`` (HTTP error bodies, errors inside
+the stream, odd ends of bodies, reasoning details, tool-call deltas, usage variants, finish
+reasons) is served by an in-process transport to pi_nb's real provider (the ``openai`` SDK and
+the provider's own SSE reading); the final message, the event sequence and the number of requests
+must equal pi-ai's (``tests/golden/wire_answers_completions.json``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import wire_cases
+from wire_capture import CaptureTransport
+
+GOLDEN: dict[str, Any] = json.loads(
+    (Path(__file__).parent / "golden" / "wire_answers_completions.json").read_text("utf-8")
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _fake_keys() -> Iterator[None]:
+    from pi_nb.providers.catalog import list_providers, provider_api_key_env
+
+    env = wire_cases.fake_env({p: list(provider_api_key_env(p)) for p in list_providers()})
+    names = [*env, "PI_CACHE_RETENTION"]
+    saved = {k: os.environ.get(k) for k in names}
+    os.environ.update(env)
+    os.environ.pop("PI_CACHE_RETENTION", None)
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def _run(case: dict[str, Any]) -> tuple[Any, list[list[Any]], int]:
+    from pi_nb.providers.base import Context, StreamOptions
+    from pi_nb.providers.registry import get_model
+
+    transport = CaptureTransport(case["responses"])
+    model = get_model(case["model"], transport=transport)
+    raw = model.pi_model_raw  # type: ignore[attr-defined]
+    ctx = wire_cases.context_for(raw, case["conversation"])
+    context = Context(ctx["systemPrompt"], ctx["messages"], ctx.get("tools"))
+    options = StreamOptions(session_id=wire_cases.SESSION_ID)
+
+    async def go() -> tuple[Any, list[list[Any]]]:
+        events: list[list[Any]] = []
+        final = None
+        async for event in model.stream(context, options):
+            idx = event.get("contentIndex")
+            if events and events[-1][0] == event["type"] and events[-1][1] == idx:
+                events[-1][2] += 1
+            else:
+                events.append([event["type"], idx, 1])
+            if event["type"] == "done":
+                final = event["message"]
+            elif event["type"] == "error":
+                final = event["error"]
+        return final, events
+
+    final, events = asyncio.run(go())
+    message = json.loads(json.dumps({**final, "timestamp": 0}))
+    return message, events, len(transport.requests)
+
+
+def test_the_golden_covers_every_shape() -> None:
+    names = set(GOLDEN)
+    for prefix in (
+        "http_400",
+        "http_401",
+        "http_413",
+        "http_429",
+        "http_500",
+        "stream_error",
+        "reasoning_details",
+    ):
+        assert any(n.startswith(prefix) for n in names), prefix
+    assert {"last_event_without_blank_line", "no_finish_reason", "usage_cached_and_cache_write"} <= names
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_pi_nb_records_what_pi_ai_records(name: str) -> None:
+    case = GOLDEN[name]
+    message, events, requests = _run(case)
+    assert message == case["message"]
+    assert events == case["events"]
+    assert requests == case["requests"]
+
+
+def test_overflow_is_detected_on_pi_ais_texts() -> None:
+    from pi_nb.compaction import is_context_overflow
+
+    message, _, _ = _run(GOLDEN["http_400_context_length"])
+    assert is_context_overflow(message, 8192)
+    message, _, _ = _run(GOLDEN["http_400_openrouter_metadata_raw"])
+    assert is_context_overflow(message, 200_000)
+    message, _, _ = _run(GOLDEN["http_500_text"])
+    assert not is_context_overflow(message, 200_000)

@@ -52,17 +52,17 @@ from pi_nb.providers._pi_ai_util import (
     provider_attribution_headers,
     resolve_json_schema_strict_sampling,
     sanitize_surrogates,
+    short_hash,
 )
 from pi_nb.providers._stream_common import (
     REDACTED_KEY,
     CostFunction,
     JsError,
+    api_error_message,
     apply_cost,
-    format_provider_error,
     js_api_error_message,
+    js_sdk_stream_error,
     js_shaped_error_from,
-    normalize_provider_error,
-    openrouter_raw_metadata,
     parse_streaming_json,
 )
 from pi_nb.providers.base import (
@@ -73,7 +73,6 @@ from pi_nb.providers.base import (
     make_assistant_message,
     snapshot_message,
 )
-from pi_nb.providers.openai_responses import short_hash
 from pi_nb.providers.simple_options import (
     build_base_options,
     clamp_thinking_budget_to_answer_room,
@@ -421,21 +420,21 @@ def _convert_messages(
                 params.append({"role": "user", "content": sanitize_surrogates(content)})
             else:
                 parts: list[JsonDict] = []
-                for item in content or []:
-                    if item.get("type") == "text":
-                        parts.append({"type": "text", "text": sanitize_surrogates(_text_of(item))})
+                for block in content or []:
+                    if block.get("type") == "text":
+                        parts.append({"type": "text", "text": sanitize_surrogates(_text_of(block))})
                     else:
-                        parts.append(_image_part(item))
+                        parts.append(_image_part(block))
                 if not parts:
                     i += 1
                     continue
                 params.append({"role": "user", "content": parts})
         elif role == "assistant":
-            item = _assistant_message(model, msg, compat)
-            if item is None:
+            wire = _assistant_message(model, msg, compat)
+            if wire is None:
                 i += 1
                 continue
-            params.append(item)
+            params.append(wire)
         elif role == "toolResult":
             i, last_role = _tool_results(model, context, compat, transformed, i, params)
             continue
@@ -921,6 +920,8 @@ class JsApiError(Exception):
 
 def _stream_error(error: Any, message: str | None, headers: Mapping[str, str] | None) -> JsApiError:
     """``new APIError(undefined, error, message, headers)``: an error reported inside the stream."""
+    if message is None:
+        return JsApiError(js_sdk_stream_error(error), headers)
     return JsApiError(JsError(message=js_api_error_message(None, error, message), error=error), headers)
 
 
@@ -937,12 +938,7 @@ def _from_python_sdk(error: BaseException) -> BaseException:
 def error_text(error: BaseException) -> str:
     """pi-ai's ``formatProviderError(normalizeProviderError(error))``, plus OpenRouter's
     ``error.metadata.raw`` when the text does not already hold it."""
-    js: Any = error.js if isinstance(error, JsApiError) else error
-    text = format_provider_error(normalize_provider_error(js))
-    raw = openrouter_raw_metadata(js) if isinstance(js, JsError) else None
-    if raw and raw not in text:
-        text += f"\n{raw}"
-    return text
+    return api_error_message("openai-completions", error.js if isinstance(error, JsApiError) else error)
 
 
 def _js_string(value: Any) -> str:

@@ -1305,6 +1305,9 @@ class OpenAICompatModel(RemoteModel):
             client = self._client(model, self._api_key(api_key, extra), headers)
 
             async def request() -> Any:
+                if aborted():
+                    # the JS SDK refuses an aborted signal; pi-ai's retry wrapper rethrows it so
+                    raise _StreamError("Request aborted")
                 try:
                     sdk_stream = await client.post(
                         "/chat/completions",

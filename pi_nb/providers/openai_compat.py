@@ -1055,13 +1055,13 @@ class _SseReader:
     def flush(self) -> list[tuple[str | None, str]]:
         if not self.buffer:
             return []
+        # the rest holds no line end but perhaps a last \r: it is one last line (the JS decoder
+        # adds a \n), never a blank line that would dispatch an event
         rest, self.buffer = self.buffer, b""
-        events = []
-        for raw in re.split(rb"\r\n|\r|\n", rest):
-            event = self._line(raw.decode("utf-8", "replace"))
-            if event is not None:
-                events.append(event)
-        return events
+        if rest.endswith(b"\r"):
+            rest = rest[:-1]
+        event = self._line(rest.decode("utf-8", "replace"))
+        return [event] if event is not None else []
 
     def _line(self, line: str) -> tuple[str | None, str] | None:
         if not line:

@@ -227,6 +227,10 @@ ANSWERS: dict[str, tuple[str, list[dict[str, Any]]]] = {
         GROQ,
         [ok(": keep-alive\r\n\r\n" + sse(*TEXT_STOP, sep="\r\n\r\n", tail="\r\n\r\n"))],
     ),
+    "cr_line_endings": (GROQ, [ok(sse(*TEXT_STOP, sep="\r\r", tail="\r\r"))]),
+    "last_event_ends_with_one_cr": (GROQ, [ok(sse(*TEXT_STOP, done=False, tail="\r"))]),
+    "last_event_ends_with_two_cr": (GROQ, [ok(sse(*TEXT_STOP, done=False, tail="\r\r"))]),
+    "last_event_ends_with_crlf": (GROQ, [ok(sse(*TEXT_STOP, done=False, tail="\r\n"))]),
     "events_after_done_ignored": (
         GROQ,
         [ok(sse(*TEXT_STOP) + sse(chunk({"content": " late"}), done=False))],

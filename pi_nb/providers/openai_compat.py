@@ -47,9 +47,13 @@ from pi_nb._js import js_json_parse, js_number_to_string, js_stringify, js_truth
 from pi_nb.errors import MissingDependencyError
 from pi_nb.messages import AssistantContent, AssistantMessage, ErrorReason, ThinkingContent
 from pi_nb.providers._pi_ai_util import (
+    append_grammar_tool_input_json_delta,
     clamp_openai_prompt_cache_key,
+    create_grammar_tool_input_properties,
+    get_grammar_tool_input,
     get_json_schema_tool_parameters,
     provider_attribution_headers,
+    resolve_grammar_constrained_sampling,
     resolve_json_schema_strict_sampling,
     sanitize_surrogates,
     short_hash,
@@ -394,7 +398,10 @@ def _text_of(block: Mapping[str, Any]) -> str:
 
 
 def _convert_messages(
-    model: Mapping[str, Any], context: Context, compat: Mapping[str, Any]
+    model: Mapping[str, Any],
+    context: Context,
+    compat: Mapping[str, Any],
+    grammar_inputs: Mapping[str, str] | None = None,
 ) -> list[JsonDict]:
     """pi-ai's ``convertMessages``: the Chat Completions ``messages`` for one model."""
     params: list[JsonDict] = []
@@ -430,7 +437,7 @@ def _convert_messages(
                     continue
                 params.append({"role": "user", "content": parts})
         elif role == "assistant":
-            wire = _assistant_message(model, msg, compat)
+            wire = _assistant_message(model, msg, compat, grammar_inputs or {})
             if wire is None:
                 i += 1
                 continue
@@ -469,7 +476,10 @@ def to_openai_messages(
 
 
 def _assistant_message(
-    model: Mapping[str, Any], msg: Mapping[str, Any], compat: Mapping[str, Any]
+    model: Mapping[str, Any],
+    msg: Mapping[str, Any],
+    compat: Mapping[str, Any],
+    grammar_inputs: Mapping[str, str],
 ) -> JsonDict | None:
     out: JsonDict = {
         "role": "assistant",
@@ -513,14 +523,7 @@ def _assistant_message(
     elif text:
         out["content"] = text
     if calls:
-        out["tool_calls"] = [
-            {
-                "id": c.get("id"),
-                "type": "function",
-                "function": {"name": c.get("name"), "arguments": js_stringify(c.get("arguments"))},
-            }
-            for c in calls
-        ]
+        out["tool_calls"] = [_wire_tool_call(c, grammar_inputs) for c in calls]
     if preserved is not None:
         out["reasoning_details"] = preserved
     if (
@@ -587,12 +590,47 @@ def _tool_results(
     return j, "user" if images else "toolResult"
 
 
+def _wire_tool_call(call: Mapping[str, Any], grammar_inputs: Mapping[str, str]) -> JsonDict:
+    """A tool call as sent back: a grammar tool's as a ``custom`` call with its raw input."""
+    name = call.get("name")
+    prop = grammar_inputs.get(name) if isinstance(name, str) else None
+    if isinstance(name, str) and prop is not None:
+        raw = get_grammar_tool_input(name, call.get("arguments") or {}, prop)
+        return {
+            "id": call.get("id"),
+            "type": "custom",
+            "custom": {"name": name, "input": sanitize_surrogates(raw)},
+        }
+    return {
+        "id": call.get("id"),
+        "type": "function",
+        "function": {"name": name, "arguments": js_stringify(call.get("arguments"))},
+    }
+
+
 def convert_tools(tools: Sequence[Mapping[str, Any]], compat: Mapping[str, Any]) -> list[JsonDict]:
-    """pi-ai's ``convertTools``: function tools, ``strict`` where the server takes the field.
-    (pi-ai's grammar tools, ``compat.supportsOpenAIGrammarTools``, are not used by any catalog model.)"""
+    """pi-ai's ``convertTools``: function tools, ``strict`` where the server takes the field, and
+    grammar tools as ``custom`` tools where the server takes them (``supportsOpenAIGrammarTools``)."""
     strict_ok = compat.get("supportsStrictMode") is not False
+    grammar_ok = bool(compat.get("supportsOpenAIGrammarTools"))
     out: list[JsonDict] = []
     for tool in tools:
+        grammar = resolve_grammar_constrained_sampling(tool, grammar_ok)
+        if grammar:
+            out.append(
+                {
+                    "type": "custom",
+                    "custom": {
+                        "name": tool.get("name"),
+                        "description": tool.get("description"),
+                        "format": {
+                            "type": "grammar",
+                            "grammar": {"syntax": grammar["format"], "definition": grammar["definition"]},
+                        },
+                    },
+                }
+            )
+            continue
         strict = resolve_json_schema_strict_sampling(tool, strict_ok)
         function: JsonDict = {
             "name": tool.get("name"),
@@ -716,9 +754,15 @@ def build_params(
     tool_choice: Any = None,
     thinking_budgets: Mapping[str, int] | None = None,
     sampling_params: Mapping[str, Any] | None = None,
+    grammar_inputs: Mapping[str, str] | None = None,
 ) -> JsonDict:
-    """pi-ai's ``buildParams``: the Chat Completions request body."""
-    messages = _convert_messages(model, context, compat)
+    """pi-ai's ``buildParams``: the Chat Completions request body. ``grammar_inputs`` maps each
+    grammar tool to the argument holding its raw input (computed from the tools when omitted)."""
+    if grammar_inputs is None:
+        grammar_inputs = create_grammar_tool_input_properties(
+            context.tools, bool(compat.get("supportsOpenAIGrammarTools"))
+        )
+    messages = _convert_messages(model, context, compat, grammar_inputs)
     cache_control = _cache_control(compat, cache_retention)
     base_url = model.get("baseUrl") or ""
     long_cache = cache_retention == "long" and bool(compat.get("supportsLongCacheRetention"))
@@ -1243,10 +1287,16 @@ class OpenAICompatModel(RemoteModel):
             kwargs["http_client"] = client
         return openai.AsyncOpenAI(**kwargs)
 
-    def _prepare(self, context: Context, opts: StreamOptions) -> tuple[JsonDict, JsonDict, JsonDict]:
-        """``(pi-ai model, compat, request body)`` for one turn, as ``streamSimple`` prepares it."""
+    def _prepare(
+        self, context: Context, opts: StreamOptions
+    ) -> tuple[JsonDict, JsonDict, JsonDict, dict[str, str]]:
+        """``(pi-ai model, compat, request body, grammar tool inputs)`` for one turn, as
+        ``streamSimple`` prepares it."""
         model = self.pi_model()
         compat = get_compat(model)
+        grammar_inputs = create_grammar_tool_input_properties(
+            context.tools, bool(compat.get("supportsOpenAIGrammarTools"))
+        )
         simple: JsonDict = {"maxTokens": opts.max_tokens, "temperature": opts.temperature}
         base = build_base_options(model, dict(context.to_dict()), simple)
         clamped = clamp_thinking_level(model, opts.reasoning) if opts.reasoning else None
@@ -1264,8 +1314,9 @@ class OpenAICompatModel(RemoteModel):
             tool_choice=opts.extra.get("tool_choice"),
             thinking_budgets=opts.extra.get("thinking_budgets"),
             sampling_params=base.get("samplingParams"),
+            grammar_inputs=grammar_inputs,
         )
-        return model, compat, params
+        return model, compat, params, grammar_inputs
 
     def build_request(self, context: Context, options: StreamOptions | None) -> JsonDict:
         """The request body pi-ai would send for this turn."""
@@ -1293,7 +1344,8 @@ class OpenAICompatModel(RemoteModel):
 
         state = _Turn(output, blocks)
         try:
-            model, compat, params = self._prepare(context, opts)
+            model, compat, params, grammar_inputs = self._prepare(context, opts)
+            state.grammar_inputs = grammar_inputs
             env_key = os.environ.get(self.api_key_env) if self.api_key_env else None
             api_key, auth_headers = provider_auth(self.provider, env_key)
             # Pi's agent: the credential's headers under its attribution headers (transformHeaders)
@@ -1347,7 +1399,8 @@ class OpenAICompatModel(RemoteModel):
             for block in list(blocks):
                 if block["type"] == "thinking":
                     apply_details(block)
-                yield state.finish_block(block)
+                for event in state.finish_block(block):
+                    yield event
             if aborted():
                 raise _StreamError("Request was aborted")
             if output["stopReason"] == "aborted":
@@ -1390,6 +1443,8 @@ class _Turn:
         self.partial_args: dict[int, str] = {}  # id(block) -> streamed argument text
         self.stream_index: dict[int, Any] = {}  # id(block) -> stream index
         self.new_details: list[JsonDict] = []
+        self.grammar_inputs: Mapping[str, str] = {}
+        self.custom: dict[int, tuple[str, dict[str, Any]]] = {}  # id(block) -> (argument, JSON buffer)
 
     def _index(self, block: Any) -> int:
         return next(i for i, b in enumerate(self.blocks) if b is block)
@@ -1510,13 +1565,22 @@ class _Turn:
         if block is None and js_truthy(call_id):
             block = self.by_id.get(call_id)
         if block is None:
+            # a custom (grammar) call keeps its raw input under the tool's input argument
+            prop = (
+                (self.grammar_inputs.get(name) or "input")
+                if custom is not None and function is None
+                else None
+            )
             block = {
                 "type": "toolCall",
                 "id": call_id if js_truthy(call_id) else "",
                 "name": name,
-                "arguments": {},
+                "arguments": {prop: ""} if prop is not None else {},
             }
-            self.partial_args[id(block)] = ""
+            if prop is not None:
+                self.custom[id(block)] = (prop, {"input": "", "started": False, "closed": False})
+            else:
+                self.partial_args[id(block)] = ""
             if index is not None:
                 self.by_index[index] = block
                 self.stream_index[id(block)] = index
@@ -1531,28 +1595,62 @@ class _Turn:
             self.by_id[call_id] = block
         if not block["name"] and name:
             block["name"] = name
+        if custom is not None and function is None and id(block) not in self.custom:
+            prop = self.grammar_inputs.get(block["name"]) or "input"
+            block["arguments"] = {prop: ""}
+            self.custom[id(block)] = (prop, {"input": "", "started": False, "closed": False})
+            self.partial_args.pop(id(block), None)
         if not block["id"] and js_truthy(call_id):
             block["id"] = call_id
         piece = ""
         arguments = function.get("arguments") if function else None
+        custom_input = custom.get("input") if custom else None
         if js_truthy(arguments):
             piece = arguments if isinstance(arguments, str) else _js_string(arguments)
             self.partial_args[id(block)] = self.partial_args.get(id(block), "") + piece
             block["arguments"] = parse_streaming_json(self.partial_args[id(block)])
+        elif js_truthy(custom_input):
+            text = custom_input if isinstance(custom_input, str) else _js_string(custom_input)
+            piece = self._append_custom(block, self._custom_input(block) + text, False) or ""
         events.append(self._event("toolcall_delta", block, delta=piece))
         return events
 
-    def finish_block(self, block: Any) -> AssistantMessageEvent:
+    def _custom_input(self, block: Any) -> str:
+        state = self.custom.get(id(block))
+        if state is None:
+            return ""
+        value = block["arguments"].get(state[0])
+        return value if isinstance(value, str) else ""
+
+    def _append_custom(self, block: Any, next_input: str, close: bool) -> str | None:
+        state = self.custom.get(id(block))
+        if state is None:
+            return None
+        prop, buffer = state
+        delta = append_grammar_tool_input_json_delta(buffer, prop, next_input, close)
+        block["arguments"] = {prop: next_input}
+        return delta
+
+    def finish_block(self, block: Any) -> list[AssistantMessageEvent]:
         if block["type"] == "text":
-            return self._event("text_end", block, content=block["text"])
+            return [self._event("text_end", block, content=block["text"])]
         if block["type"] == "thinking":
-            return self._event("thinking_end", block, content=block["thinking"])
-        block["arguments"] = parse_streaming_json(self.partial_args.pop(id(block), ""))
-        return self._event("toolcall_end", block, toolCall=dict(block))
+            return [self._event("thinking_end", block, content=block["thinking"])]
+        events: list[AssistantMessageEvent] = []
+        if id(block) in self.custom:
+            delta = self._append_custom(block, self._custom_input(block), True)
+            if delta is not None:
+                events.append(self._event("toolcall_delta", block, delta=delta))
+            del self.custom[id(block)]
+        else:
+            block["arguments"] = parse_streaming_json(self.partial_args.pop(id(block), None))
+        events.append(self._event("toolcall_end", block, toolCall=dict(block)))
+        return events
 
     def strip_scratch(self) -> None:
         self.partial_args.clear()
         self.stream_index.clear()
+        self.custom.clear()
 
 
 def _has_length(value: Any) -> bool:

@@ -13,8 +13,11 @@ Run by hand (needs Node and Pi 0.85.0 under ``~/.cache/pi-oracle``)::
 
     .venv/bin/python tests/golden/make_wire_answers_completions.py
 
-It writes ``tests/golden/wire_answers_completions.json``: ``{name: {model, conversation, level,
-responses, requests, message, events}}`` (``requests``: how many requests pi-ai made). The test
+It writes ``tests/golden/wire_answers_completions.json``: ``{name: {model, context, level,
+responses, requests, message, events}}`` (``requests``: how many requests pi-ai made); the grammar
+cases (``GRAMMAR_ANSWERS``: a grammar tool streamed as a ``custom`` call, and replayed) run on a
+model whose compat takes grammar tools (``models.json``'s ``modelOverrides``; ``compat`` in the
+entry) and keep the requests pi-ai sent (``sent``). The test
 (``tests/test_wire_answers_completions.py``) serves the same responses to pi_nb.
 """
 
@@ -565,6 +568,101 @@ ANSWERS: dict[str, tuple[str, list[dict[str, Any]]]] = {
 }
 
 
+# --- grammar (custom) tools, on a model whose compat takes them (a models.json override in Pi) ---
+GRAMMAR_COMPAT = {"supportsOpenAIGrammarTools": True}
+GRAMMAR_TOOL = {
+    "name": "apply_patch",
+    "description": "Apply a patch in the patch grammar.",
+    "parameters": {
+        "type": "object",
+        "properties": {"patch": {"type": "string", "description": "The patch"}},
+        "required": ["patch"],
+    },
+    "constrainedSampling": {
+        "type": "grammar",
+        "variants": {"openai_lark": 'start: "*** Begin Patch" /(.|\\n)*/'},
+    },
+}
+CUSTOM_CALL_STREAM = sse(
+    chunk({"role": "assistant", "content": "Patching."}),
+    chunk(
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "call_g1",
+                    "type": "custom",
+                    "custom": {"name": "apply_patch", "input": "*** Begin"},
+                }
+            ]
+        }
+    ),
+    chunk({"tool_calls": [{"index": 0, "custom": {"input": ' Patch\n"quoted" \\ tab\t'}}]}),
+    chunk(
+        {
+            "tool_calls": [
+                {
+                    "index": 1,
+                    "id": "call_u",
+                    "type": "custom",
+                    "custom": {"name": "unknown_tool", "input": "x"},
+                }
+            ]
+        }
+    ),
+    chunk({}, "tool_calls", usage=USAGE),
+)
+
+
+def grammar_context(history: bool) -> dict[str, Any]:
+    ctx = wire_cases.context_for(
+        {"provider": "groq", "api": "openai-completions", "id": "llama-3.1-8b-instant"}, "tools"
+    )
+    ctx["tools"] = [*ctx["tools"], GRAMMAR_TOOL]
+    if history:
+        ctx["messages"] = [
+            *ctx["messages"],
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Patching."},
+                    {
+                        "type": "toolCall",
+                        "id": "call_g0",
+                        "name": "apply_patch",
+                        "arguments": {"patch": "*** Begin Patch\nX"},
+                    },
+                    {"type": "toolCall", "id": "call_b0", "name": "bash", "arguments": {"command": "ls"}},
+                ],
+                "api": "openai-completions",
+                "provider": "groq",
+                "model": "llama-3.1-8b-instant",
+                "usage": wire_cases._usage(),
+                "stopReason": "toolUse",
+                "timestamp": 1767225600000,
+            },
+            *(
+                {
+                    "role": "toolResult",
+                    "toolCallId": cid,
+                    "toolName": tool,
+                    "content": [{"type": "text", "text": "done"}],
+                    "isError": False,
+                    "timestamp": 1767225600001,
+                }
+                for cid, tool in (("call_g0", "apply_patch"), ("call_b0", "bash"))
+            ),
+            {"role": "user", "content": "Again.", "timestamp": 1767225600002},
+        ]
+    return ctx
+
+
+GRAMMAR_ANSWERS: dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]] = {
+    "grammar_custom_tool_call_streamed": (GROQ, [ok(CUSTOM_CALL_STREAM)], grammar_context(False)),
+    "grammar_custom_tool_call_replayed": (GROQ, [ok(sse(*TEXT_STOP))], grammar_context(True)),
+}
+
+
 def main() -> None:
     from pi_nb.providers.catalog import find_model
 
@@ -585,22 +683,49 @@ def main() -> None:
                 "responses": responses,
             }
         )
+    grammar_jobs = []
+    for name, (spec, responses, context) in GRAMMAR_ANSWERS.items():
+        provider, model_id = spec.split("/", 1)
+        grammar_jobs.append(
+            {
+                "name": name,
+                "provider": provider,
+                "model": model_id,
+                "context": context,
+                "level": "off",
+                "sessionId": wire_cases.SESSION_ID,
+                "responses": responses,
+            }
+        )
     with tempfile.TemporaryDirectory() as agent_dir:
         result = run_node(jobs, agent_dir, env)
+    with tempfile.TemporaryDirectory() as agent_dir:
+        override = {
+            "providers": {"groq": {"modelOverrides": {"llama-3.1-8b-instant": {"compat": GRAMMAR_COMPAT}}}}
+        }
+        (Path(agent_dir) / "models.json").write_text(json.dumps(override), encoding="utf-8")
+        result["cases"].update(run_node(grammar_jobs, agent_dir, env)["cases"])
     out: dict[str, Any] = {}
-    for job in jobs:
+    for job in [*jobs, *grammar_jobs]:
         case = result["cases"][job["name"]]
         if case.get("missing"):
             raise SystemExit(f"pi-ai has no model for {job['name']}")
-        out[job["name"]] = {
+        entry: dict[str, Any] = {
             "model": f"{job['provider']}/{job['model']}",
-            "conversation": "tools",
+            "context": job["context"],
             "level": "off",
             "responses": job["responses"],
             "requests": len(case["requests"]),
             "message": case["message"],
             "events": case["events"],
         }
+        if job in grammar_jobs:
+            ua = next(
+                (q["headers"]["user-agent"] for q in case["requests"] if "user-agent" in q["headers"]), None
+            )
+            entry["compat"] = GRAMMAR_COMPAT
+            entry["sent"] = [wire_cases.comparable(q, ua) for q in case["requests"]]
+        out[job["name"]] = entry
     OUT.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {len(out)} answers to {OUT}")
 

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from wire_capture import CaptureTransport
 
 from pi_nb._js import js_stringify
@@ -237,7 +239,18 @@ async def _python_sdk_error(family: str, response: dict[str, Any]) -> BaseExcept
     import openai
 
     http: Any
-    if family == "anthropic":
+    if "reject" in response:
+        # the request fails before an answer: no connection, or no answer within the timeout
+        import httpx2
+
+        mod: Any = httpx2 if family == "anthropic" else httpx
+        kind = mod.ConnectError if response["reject"] == "connect" else mod.ConnectTimeout
+
+        def fail(q: Any) -> Any:
+            raise kind("simulated", request=q)
+
+        http = mod.AsyncClient(transport=mod.MockTransport(fail))
+    elif family == "anthropic":
         # the anthropic SDK takes only its own httpx2 clients: the same canned answer through one
         import httpx2
 
@@ -316,7 +329,7 @@ def test_python_sdk_errors_become_the_js_sdk_errors() -> None:
     compared = 0
     bad = []
     for response, js_errors, pi_results in cases:
-        if response["body"].get("text") in KNOWN_SDK_GAPS:
+        if response["body"].get("text") in KNOWN_SDK_GAPS and "reject" not in response:
             continue
         for family, js in js_errors.items():
             exc = asyncio.run(_python_sdk_error(family, response))
@@ -335,7 +348,7 @@ def test_python_sdk_errors_become_the_js_sdk_errors() -> None:
             for api, fam in API_FAMILY.items():
                 # pi-ai's anthropic-messages reads the stream itself (an `error` event becomes
                 # `new Error(data)`): only its HTTP status errors come from the SDK
-                sdk_made = api != "anthropic-messages" or response["status"] >= 400
+                sdk_made = api != "anthropic-messages" or response.get("status", 999) >= 400
                 if fam == family and api in pi_results and sdk_made:
                     want_text = pi_results[api]["errorMessage"]
                     got_text = sc.api_error_message(api, exc)
@@ -343,6 +356,38 @@ def test_python_sdk_errors_become_the_js_sdk_errors() -> None:
                         bad.append((api, response, got_text, want_text))
     assert compared >= 130
     assert not bad, f"{len(bad)} differ; first: {bad[:3]}"
+
+
+def test_plain_httpx_failures_read_as_the_js_sdk_failures() -> None:
+    """A provider on plain httpx stands where the JS SDK's fetch is: its connection failures and
+    timeouts give the JS SDK's texts, and an HTTP status error reads as the SDK's status error."""
+    import httpx
+
+    want = {}
+    for case in CASES["sdkError"]:
+        response = case["args"][1]
+        if "reject" in response and case["args"][0] == "openai":
+            want[response["reject"]] = case["result"]["ok"]["message"]
+    assert set(want) == {"connect", "timeout"}
+    req = httpx.Request("POST", "https://api.example.test/v1/chat/completions")
+    assert sc.js_shaped_error_from(httpx.ConnectError("refused", request=req)).message == want["connect"]
+    for timeout in (httpx.ConnectTimeout, httpx.ReadTimeout, httpx.PoolTimeout):
+        assert sc.js_shaped_error_from(timeout("slow", request=req)).message == want["timeout"]
+    for response, js_errors, _pi in _error_cases():
+        if "reject" in response or response["status"] < 400:
+            continue
+        r = _response(response)
+        content = r["body"].encode("utf-8") if isinstance(r["body"], str) else r["body"]
+        answer = httpx.Response(r["status"], headers=r["headers"], content=content, request=req)
+        got = _describe(sc.js_shaped_error_from(httpx.HTTPStatusError("x", request=req, response=answer)))
+        js = js_errors["openai"]
+        assert _same(got, {"message": js["message"], "status": js.get("status"), "error": js.get("error")})
+        family_error = sc.js_sdk_status_error("anthropic", r["status"], content)
+        js = js_errors["anthropic"]
+        assert _same(
+            _describe(family_error),
+            {"message": js["message"], "status": js.get("status"), "error": js.get("error")},
+        )
 
 
 # ---------------------------------------------------------------- small helpers
@@ -420,3 +465,92 @@ def test_provider_attribution_headers_golden(monkeypatch: pytest.MonkeyPatch) ->
         return util.provider_attribution_headers(model, session, *sources, telemetry=setting)
 
     _check("attributionHeaders", run, min_cases=60)
+
+
+# ---------------------------------------------------------------- transform invariants (property)
+
+_TRIPLES = [("p", "api-a", "m"), ("p", "api-a", "other"), ("q", "api-b", "m")]
+_block = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=5)}),
+    st.fixed_dictionaries(
+        {"type": st.just("thinking"), "thinking": st.sampled_from(["", " ", "t"])},
+        optional={"thinkingSignature": st.sampled_from(["", "s"]), "redacted": st.booleans()},
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("toolCall"),
+            "id": st.sampled_from(["a", "b|c", "d e"]),
+            "name": st.just("t"),
+            "arguments": st.just({}),
+        },
+        optional={"thoughtSignature": st.just("sig")},
+    ),
+)
+_image = st.just({"type": "image", "data": "x", "mimeType": "image/png"})
+_message = st.one_of(
+    st.builds(
+        lambda content: {"role": "user", "content": content, "timestamp": 1},
+        st.one_of(
+            st.text(max_size=3),
+            st.lists(st.one_of(_image, st.just({"type": "text", "text": "u"})), max_size=3),
+        ),
+    ),
+    st.builds(
+        lambda triple, content, stop: {
+            "role": "assistant",
+            "provider": triple[0],
+            "api": triple[1],
+            "model": triple[2],
+            "content": content,
+            "stopReason": stop,
+            "timestamp": 1,
+        },
+        st.sampled_from(_TRIPLES),
+        st.lists(_block, max_size=4),
+        st.sampled_from(["stop", "toolUse", "error", "aborted"]),
+    ),
+    st.builds(
+        lambda call_id, content: {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": "t",
+            "content": content,
+            "isError": False,
+            "timestamp": 1,
+        },
+        st.sampled_from(["a", "b|c", "d e", "zz"]),
+        st.lists(st.one_of(_image, st.just({"type": "text", "text": "r"})), max_size=3),
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_message, max_size=10), st.booleans())
+def test_transform_messages_invariants(messages: list[Any], vision: bool) -> None:
+    """Whatever the history: no error/aborted turn survives; every surviving tool call is answered
+    before the next user or assistant message; a text-only model sees no image; only the target
+    model's own turns keep thinking, signatures and redacted blocks; ids are normalised for
+    other models' calls and their results follow."""
+    model = {"provider": "p", "api": "api-a", "id": "m", "input": ["text", "image"] if vision else ["text"]}
+    out = tm.transform_messages(messages, model, NORMALIZERS["sanitize64"])
+    pending: set[str] = set()
+    for m in out:
+        raw: dict[str, Any] = dict(m)
+        role = raw["role"]
+        if role in ("user", "assistant"):
+            assert not pending, (pending, out)
+        if role == "assistant":
+            assert raw["stopReason"] not in ("error", "aborted")
+            same = (raw["provider"], raw["api"], raw["model"]) == ("p", "api-a", "m")
+            for b in raw["content"]:
+                if not same:
+                    assert b["type"] != "thinking" and "thoughtSignature" not in b
+                    if b["type"] == "toolCall":
+                        assert re.fullmatch(r"[a-zA-Z0-9_-]*", b["id"])
+                if b["type"] == "toolCall":
+                    pending.add(b["id"])
+        elif role == "toolResult":
+            pending.discard(raw["toolCallId"])
+        if not vision and isinstance(raw.get("content"), list):
+            assert all(b.get("type") != "image" for b in raw["content"])
+    assert not pending

@@ -722,7 +722,10 @@ def js_shaped_error_from(exc: BaseException) -> JsError:
       ``message`` its ``makeMessage`` (``error.message``, else the object's JSON text).
     - ``APITimeoutError``: ``Request timed out.``; ``APIConnectionError``: ``Connection error.``
       (or the SDK's own message); user abort: ``Request was aborted.``.
-    - ``httpx.HTTPStatusError``: read like an ``openai`` status error.
+    - ``httpx`` errors (providers that send over plain httpx): ``HTTPStatusError`` is read like an
+      ``openai`` status error; a timeout is ``Request timed out.``; a failed connection
+      (``ConnectError``, ``ProxyError``...) is ``Connection error.``; other transport errors keep
+      their text.
     - Anything else: an ``Error`` whose message is ``str(exc)`` (the class name when empty).
     """
     if isinstance(exc, JsError):  # pragma: no cover - a JsError is not an exception
@@ -746,11 +749,23 @@ def js_shaped_error_from(exc: BaseException) -> JsError:
             return JsError(message="Connection error.")
         if hasattr(exc, "body"):
             return js_sdk_stream_error(getattr(exc, "body", None))
-    response = getattr(exc, "response", None)
-    status = getattr(response, "status_code", None)
-    if isinstance(status, int) and type(exc).__name__ == "HTTPStatusError":
-        return js_sdk_status_error("openai", status, _response_content(response))
+    if _is_httpx_error(exc):
+        # a provider that sends over plain httpx stands where the JS SDK's fetch is: the SDK turns
+        # a failed request into APIConnectionTimeoutError / APIConnectionError
+        name = type(exc).__name__
+        response = getattr(exc, "response", None)
+        status = getattr(response, "status_code", None)
+        if name == "HTTPStatusError" and isinstance(status, int):
+            return js_sdk_status_error("openai", status, _response_content(response))
+        if "Timeout" in name:
+            return JsError(message="Request timed out.")
+        if name in ("ConnectError", "NetworkError", "ProxyError", "UnsupportedProtocol"):
+            return JsError(message="Connection error.")
     return JsError(message=str(exc) or type(exc).__name__)
+
+
+def _is_httpx_error(exc: BaseException) -> bool:
+    return any(cls.__module__.split(".", 1)[0] in ("httpx", "httpx2") for cls in type(exc).__mro__[:-2])
 
 
 def _response_content(response: Any) -> bytes:

@@ -238,6 +238,7 @@ def clamp_max_tokens_to_context(model: Mapping[str, Any], context: Mapping[str, 
 _BASE_OPTION_KEYS: Final = (
     "signal",
     "telemetryContext",
+    "apiKey",
     "fetch",
     "transport",
     "cacheRetention",
@@ -277,12 +278,10 @@ def build_base_options(
     if max_tokens is None:
         max_tokens = model["maxTokens"]
     out["maxTokens"] = clamp_max_tokens_to_context(model, context, max_tokens)
-    key = api_key or opts.get("apiKey")
-    if key is not None:
-        out["apiKey"] = key
     for name in _BASE_OPTION_KEYS:
-        if opts.get(name) is not None:
-            out[name] = opts[name]
+        value = (api_key or opts.get("apiKey")) if name == "apiKey" else opts.get(name)
+        if value is not None:
+            out[name] = value
     return out
 
 

@@ -48,6 +48,13 @@ function bodyBytes(spec) {
 }
 
 function fakeFetch(response) {
+	if (response.reject === "connect") return async () => Promise.reject(new TypeError("fetch failed"));
+	if (response.reject === "timeout") {
+		return (_url, init) =>
+			new Promise((_resolve, reject) => {
+				init?.signal?.addEventListener("abort", () => reject(new DOMException("This operation was aborted", "AbortError")));
+			});
+	}
 	return async () => new Response(response.status === 204 ? null : bodyBytes(response.body), {
 		status: response.status,
 		headers: response.headers ?? {},
@@ -70,19 +77,20 @@ function describeSdkError(error) {
 
 async function sdkCall(family, response) {
 	const fetch = fakeFetch(response);
+	const timeout = response.reject === "timeout" ? 50 : undefined;
 	try {
 		if (family === "openai") {
-			const client = new OpenAI({ apiKey: "sk-test", fetch, maxRetries: 0, baseURL: "https://api.example.test/v1" });
+			const client = new OpenAI({ apiKey: "sk-test", fetch, maxRetries: 0, timeout, baseURL: "https://api.example.test/v1" });
 			const s = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true });
 			for await (const _ of s) {
 			}
 		} else if (family === "openai-responses") {
-			const client = new OpenAI({ apiKey: "sk-test", fetch, maxRetries: 0, baseURL: "https://api.example.test/v1" });
+			const client = new OpenAI({ apiKey: "sk-test", fetch, maxRetries: 0, timeout, baseURL: "https://api.example.test/v1" });
 			const s = await client.responses.create({ model: "m", input: "hi", stream: true });
 			for await (const _ of s) {
 			}
 		} else {
-			const client = new Anthropic({ apiKey: "sk-test", fetch, maxRetries: 0, baseURL: "https://api.example.test" });
+			const client = new Anthropic({ apiKey: "sk-test", fetch, maxRetries: 0, timeout, baseURL: "https://api.example.test" });
 			const s = await client.messages.create({ model: "m", max_tokens: 10, messages: [{ role: "user", content: "hi" }], stream: true });
 			for await (const _ of s) {
 			}
@@ -103,7 +111,7 @@ const apiStreams = { "openai-completions": completions.stream, "openai-responses
 async function piErrorMessage(api, response) {
 	const model = apiModels[api];
 	const context = { systemPrompt: "s", messages: [{ role: "user", content: "hi", timestamp: 1 }] };
-	const s = apiStreams[api](model, context, { apiKey: "sk-test", fetch: fakeFetch(response), maxRetries: 0 });
+	const s = apiStreams[api](model, context, { apiKey: "sk-test", fetch: fakeFetch(response), maxRetries: 0, ...(response.reject === "timeout" ? { timeoutMs: 50 } : {}) });
 	let final = null;
 	for await (const event of s) {
 		if (event.type === "done") final = event.message;

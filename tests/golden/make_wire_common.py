@@ -301,6 +301,15 @@ def transform_jobs() -> None:
     for _ in range(900):
         target = rng.choice(TARGETS)
         job("transformMessages", history(target), full_model(target), rng.choice(NORMALIZERS))
+    # the wire test's own conversations (tests/wire_cases.py) for a sample of catalog models
+    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT))
+    import wire_cases
+
+    models = [json.loads(json.dumps(m, default=dict)) for m in wire_cases.runnable_models()]
+    for model in random.Random(7).sample(models, min(60, len(models))):
+        for name, msgs in wire_cases.conversations(model).items():
+            job("transformMessages", msgs, model, rng.choice(NORMALIZERS))
     # every message list through every target once more for a handful of long histories
     for _ in range(20):
         base = rng.choice(TARGETS)
@@ -585,8 +594,10 @@ STREAM_ERRORS: list[tuple[int, dict[str, str], dict[str, str]]] = [
 
 def error_jobs() -> None:
     job("constants")
-    for status, headers, body in ERROR_BODIES + STREAM_ERRORS:
-        response = {"status": status, "headers": headers, "body": body}
+    failures: list[dict[str, Any]] = [{"reject": "connect", "body": {}}, {"reject": "timeout", "body": {}}]
+    for response in [
+        {"status": st, "headers": h, "body": b} for st, h, b in ERROR_BODIES + STREAM_ERRORS
+    ] + failures:
         for family in ("openai", "openai-responses", "anthropic"):
             job("sdkError", family, response)
         for api in ("openai-completions", "openai-responses", "anthropic-messages"):

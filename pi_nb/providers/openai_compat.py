@@ -1494,17 +1494,6 @@ class _Turn:
         if not js_truthy(delta) or not isinstance(delta, dict):
             return events
         content = delta.get("content")
-        if isinstance(content, list) and model.pi_model_raw.get("api") == "mistral-conversations":
-            # a Mistral model run over Chat Completions (pi-ai has a Mistral provider of its own):
-            # its typed content parts are text and thinking, not "[object Object]"
-            for kind, text in _mistral_parts(content):
-                if kind == "thinking":
-                    block = self._ensure_thinking("", events)
-                    block["thinking"] += text
-                    events.append(self._event("thinking_delta", block, delta=text))
-                else:
-                    events.extend(self._text(text))
-            content = None
         if content is not None and _has_length(content):
             events.extend(self._text(_js_string(content)))
         field = next(
@@ -1664,27 +1653,3 @@ def _has_length(value: Any) -> bool:
 
 def _non_empty_str(value: Any) -> bool:
     return isinstance(value, str) and len(value) > 0
-
-
-def _mistral_parts(content: list[Any]) -> list[tuple[str, str]]:
-    """Mistral's ``delta.content`` parts as ``(kind, text)``: ``{"type": "text", "text"}`` and
-    ``{"type": "thinking", "thinking": [{"type": "text", "text"}, ...]}``."""
-    parts: list[tuple[str, str]] = []
-    for part in content:
-        if not isinstance(part, Mapping):
-            continue
-        if part.get("type") == "text" and isinstance(part.get("text"), str) and part["text"]:
-            parts.append(("text", part["text"]))
-        elif part.get("type") == "thinking":
-            inner = part.get("thinking")
-            pieces = (
-                [inner]
-                if isinstance(inner, str)
-                else [p.get("text", "") for p in inner if isinstance(p, Mapping)]
-                if isinstance(inner, list)
-                else []
-            )
-            text = "".join(p for p in pieces if isinstance(p, str))
-            if text:
-                parts.append(("thinking", text))
-    return parts

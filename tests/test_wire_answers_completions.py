@@ -55,7 +55,8 @@ def _run(case: dict[str, Any]) -> tuple[Any, list[list[Any]], list[dict[str, Any
         raw["compat"] = {**(raw.get("compat") or {}), **case["compat"]}
     ctx = case["context"]
     context = Context(ctx["systemPrompt"], ctx["messages"], ctx.get("tools"))
-    options = StreamOptions(session_id=wire_cases.SESSION_ID)
+    extra = {"max_retries": case["max_retries"]} if "max_retries" in case else {}
+    options = StreamOptions(session_id=wire_cases.SESSION_ID, extra=extra)
 
     async def go() -> tuple[Any, list[list[Any]]]:
         events: list[list[Any]] = []
@@ -93,6 +94,9 @@ def test_the_golden_covers_every_shape() -> None:
     assert {"last_event_without_blank_line", "no_finish_reason", "usage_cached_and_cache_write"} <= names
     assert {"grammar_custom_tool_call_streamed", "grammar_custom_tool_call_replayed"} <= names
     assert all("sent" in GOLDEN[n] for n in names if n.startswith("grammar_"))
+    assert sum(GOLDEN[n]["requests"] for n in names if n.startswith("retry_")) > len(
+        [n for n in names if n.startswith("retry_")]
+    )
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN))

@@ -17,7 +17,8 @@ It writes ``tests/golden/wire_answers_completions.json``: ``{name: {model, conte
 responses, requests, message, events}}`` (``requests``: how many requests pi-ai made); the grammar
 cases (``GRAMMAR_ANSWERS``: a grammar tool streamed as a ``custom`` call, and replayed) run on a
 model whose compat takes grammar tools (``models.json``'s ``modelOverrides``; ``compat`` in the
-entry) and keep the requests pi-ai sent (``sent``). The test
+entry) and keep the requests pi-ai sent (``sent``); the retry cases (``RETRY_ANSWERS``) set Pi's
+``retry.provider.maxRetries`` (``max_retries`` in the entry). The test
 (``tests/test_wire_answers_completions.py``) serves the same responses to pi_nb.
 """
 
@@ -663,6 +664,38 @@ GRAMMAR_ANSWERS: dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]] = {
 }
 
 
+# --- pi-ai's provider retries (Pi's retry.provider.maxRetries setting; pi_nb: StreamOptions.extra) ---
+FAST = {"retry-after-ms": "1"}
+RETRY_ANSWERS: dict[str, tuple[str, list[dict[str, Any]], int]] = {
+    "retry_429_then_ok": (
+        GROQ,
+        [http(429, {"error": {"message": "slow down"}}, **FAST), ok(sse(*TEXT_STOP))],
+        1,
+    ),
+    "retry_400_is_not_retried": (
+        GROQ,
+        [http(400, {"error": {"message": "bad"}}, **FAST), ok(sse(*TEXT_STOP))],
+        2,
+    ),
+    "retry_500_exhausted": (GROQ, [http(500, "down", "text/plain", **FAST)], 2),
+    "retry_should_retry_false": (
+        GROQ,
+        [http(503, "busy", "text/plain", **{"x-should-retry": "false"}), ok(sse(*TEXT_STOP))],
+        2,
+    ),
+    "retry_should_retry_true_on_400": (
+        GROQ,
+        [http(400, "again", "text/plain", **{"x-should-retry": "true", **FAST}), ok(sse(*TEXT_STOP))],
+        1,
+    ),
+    "retry_after_too_long": (
+        GROQ,
+        [http(429, {"error": {"message": "quota"}}, **{"retry-after": "120"}), ok(sse(*TEXT_STOP))],
+        1,
+    ),
+}
+
+
 def main() -> None:
     from pi_nb.providers.catalog import find_model
 
@@ -697,6 +730,24 @@ def main() -> None:
                 "responses": responses,
             }
         )
+    retry_jobs = []
+    for name, (spec, responses, retries) in RETRY_ANSWERS.items():
+        provider, model_id = spec.split("/", 1)
+        model = find_model(provider, model_id)
+        assert model is not None, spec
+        retry_jobs.append(
+            {
+                "name": name,
+                "provider": provider,
+                "model": model_id,
+                "context": wire_cases.context_for(model.raw, "tools"),
+                "level": "off",
+                "sessionId": wire_cases.SESSION_ID,
+                "responses": responses,
+                "settings": {"retry": {"provider": {"maxRetries": retries}}},
+            }
+        )
+    jobs.extend(retry_jobs)
     with tempfile.TemporaryDirectory() as agent_dir:
         result = run_node(jobs, agent_dir, env)
     with tempfile.TemporaryDirectory() as agent_dir:
@@ -719,6 +770,8 @@ def main() -> None:
             "message": case["message"],
             "events": case["events"],
         }
+        if "settings" in job:
+            entry["max_retries"] = job["settings"]["retry"]["provider"]["maxRetries"]
         if job in grammar_jobs:
             ua = next(
                 (q["headers"]["user-agent"] for q in case["requests"] if "user-agent" in q["headers"]), None

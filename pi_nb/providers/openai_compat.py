@@ -1225,8 +1225,9 @@ class OpenAICompatModel(RemoteModel):
     known to omit it); by default such a stream is an error, because it is what a connection cut
     mid-answer looks like.
 
-    Retries: none by default, as Pi (its provider retry setting is unset); ``StreamOptions.extra``
-    ``{"max_retries": n, "max_retry_delay_ms": ms}`` asks for pi-ai's retry policy.
+    Retries: none by default, as Pi (its provider retry setting is unset); ``max_retries=`` or
+    ``StreamOptions.extra`` ``{"max_retries": n, "max_retry_delay_ms": ms}`` asks for pi-ai's
+    retry policy (408, 409, 429, 5xx and failed connections, ``retry-after`` up to 60 s).
     """
 
     api = "openai-completions"
@@ -1250,6 +1251,8 @@ class OpenAICompatModel(RemoteModel):
         super().__init__(id, **kwargs)
         self.cost_function = cost_function
         self.requires_finish_reason = requires_finish_reason
+        # retries only when asked for (``max_retries=``): Pi's provider retry setting is unset
+        self.provider_retries = int(kwargs["max_retries"]) if kwargs.get("max_retries") is not None else 0
 
     def pi_model(self) -> JsonDict:
         """This model as pi-ai's ``Model`` (api ``openai-completions``; OpenAI's URL by default)."""
@@ -1376,7 +1379,7 @@ class OpenAICompatModel(RemoteModel):
 
             response = await retry_provider_request(
                 request,
-                int(opts.extra.get("max_retries") or 0),
+                int(opts.extra.get("max_retries", self.provider_retries) or 0),
                 opts.extra.get("max_retry_delay_ms"),
                 aborted,
             )

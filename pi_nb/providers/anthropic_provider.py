@@ -37,12 +37,9 @@ The key is read from the environment for each request; it is never stored.
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import json
-import math
 import os
-import random
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -79,6 +76,7 @@ from pi_nb.providers.base import (
     make_assistant_message,
     snapshot_message,
 )
+from pi_nb.providers.provider_retry import ProviderError, retry_provider_request
 from pi_nb.providers.simple_options import (
     adjust_max_tokens_for_thinking,
     build_base_options,
@@ -850,60 +848,17 @@ class _StreamFailure(Exception):
     """A failure whose text is the ``errorMessage`` as is."""
 
 
-def _retryable(error: BaseException) -> bool:
-    if isinstance(error, _ProviderHTTPError):
-        should = error.headers.get("x-should-retry")
-        if should == "true":
-            return True
-        if should == "false":
-            return False
-        return error.status in (408, 409, 429) or error.status >= 500
-    return isinstance(error, _ConnectionFailure)
-
-
 class _ConnectionFailure(Exception):
     """No HTTP answer (the JS SDK's ``APIConnectionError``)."""
 
 
-_JS_FLOAT_PREFIX = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
-
-
-def _js_parse_float(text: str) -> float:
-    """JavaScript's ``Number.parseFloat``: the number at the start of ``text`` (after blanks), else NaN."""
-    match = _JS_FLOAT_PREFIX.match(text.lstrip())
-    return float(match.group(0).replace("Infinity", "inf")) if match else math.nan
-
-
-def _retry_delay_s(error: BaseException, retry_index: int, max_delay_ms: float | None) -> float:
-    """pi-ai's ``getRetryDelayMs`` (in seconds): the server's ``retry-after(-ms)``, else backoff."""
-    headers = error.headers if isinstance(error, _ProviderHTTPError) else {}
-    limit = 60_000.0 if max_delay_ms is None else max_delay_ms
-
-    def checked(delay_ms: float) -> float:
-        if limit > 0 and delay_ms > limit:
-            raise _StreamFailure(
-                f"Server requested {int(-(-delay_ms // 1000))}s retry delay (max: {int(-(-limit // 1000))}s). {error}"
-            )
-        return delay_ms / 1000
-
-    retry_after_ms = headers.get("retry-after-ms")
-    if retry_after_ms:
-        value = _js_parse_float(retry_after_ms)
-        if not math.isnan(value):
-            return checked(value)
-    retry_after = headers.get("retry-after")
-    if retry_after:
-        seconds = _js_parse_float(retry_after)
-        if not math.isnan(seconds):
-            return checked(seconds * 1000)
-        from email.utils import parsedate_to_datetime
-
-        try:
-            when = parsedate_to_datetime(retry_after).timestamp() * 1000
-        except (TypeError, ValueError, IndexError):
-            when = math.nan  # Date.parse of an unreadable date
-        return checked(when - time.time() * 1000)
-    return float(min(0.5 * 2**retry_index, 8) * (1 - random.random() * 0.25))
+def _provider_error(error: BaseException) -> ProviderError | None:
+    """What the retry policy reads of a failed request: an HTTP error answer or a lost connection."""
+    if isinstance(error, _ProviderHTTPError):
+        return ProviderError(error.status, error.headers, str(error))
+    if isinstance(error, _ConnectionFailure):
+        return ProviderError(None, {}, str(error))
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -1068,12 +1023,7 @@ class AnthropicModel(RemoteModel):
     cost_function: CostFunction | None = None
 
     def __init__(self, id: str, *, cost_function: CostFunction | None = None, **kwargs: Any) -> None:
-        """``cost_function`` (optional) turns a usage into its cost (``usage["cost"]``).
-
-        ``max_retries`` is pi-ai's own retry of a failed request (Pi's ``retry.provider.maxRetries``
-        setting): 0 unless given, as in Pi, whose agent retries transient errors itself.
-        """
-        kwargs.setdefault("max_retries", 0)
+        """``cost_function`` (optional) turns a usage into its cost (``usage["cost"]``)."""
         super().__init__(id, **kwargs)
         if self.provider == "anthropic":
             # the sign-in variables pi-ai reads before the key: their values are secrets too
@@ -1159,21 +1109,15 @@ class AnthropicModel(RemoteModel):
 
     async def _send_with_retries(self, request: dict[str, Any], signal: Any) -> Any:
         """pi-ai's ``retryProviderRequest`` around one SDK request (``max_retries`` retries)."""
-        retries = max(0, int(self.max_retries))
-        remaining = retries
-        while True:
-            if signal is not None and signal.aborted:  # the SDK's abort, as retryProviderRequest words it
+
+        async def attempt() -> Any:
+            if signal is not None and signal.aborted:  # the SDK refuses an aborted signal
                 raise _StreamFailure("Request aborted")
-            try:
-                return await self._send(request)
-            except (_ProviderHTTPError, _ConnectionFailure) as error:
-                if signal is not None and signal.aborted:
-                    raise _StreamFailure("Request aborted") from error
-                if remaining <= 0 or not _retryable(error):
-                    raise
-                index = retries - remaining
-                remaining -= 1
-                await asyncio.sleep(max(0.0, _retry_delay_s(error, index, None)))
+            return await self._send(request)
+
+        return await retry_provider_request(
+            attempt, _provider_error, max_retries=self.max_retries, signal=signal, fail=_StreamFailure
+        )
 
     def _cost(self, model: dict[str, Any], usage: Any, usage_cost: dict[str, Any] | None) -> None:
         """pi-ai's ``calculateCost(usageModel, usage)``: a server-side fallback model's rates when

@@ -394,7 +394,7 @@ class RemoteModel(Model):
         input: Sequence[str] = ("text", "image"),
         name: str | None = None,
         timeout: float = 600.0,
-        max_retries: int = 2,
+        max_retries: int = 0,
         pi_model: Mapping[str, Any] | None = None,
         transport: Any = None,
     ) -> None:

@@ -33,14 +33,9 @@ stored in a message, a session or an output.
 
 from __future__ import annotations
 
-import asyncio
-import email.utils
-import math
 import os
-import random
 import re
-import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
 from pi_nb._js import js_json_parse, js_number_to_string, js_stringify, js_truthy
@@ -77,6 +72,7 @@ from pi_nb.providers.base import (
     make_assistant_message,
     snapshot_message,
 )
+from pi_nb.providers.provider_retry import ProviderError, retry_provider_request
 from pi_nb.providers.simple_options import (
     build_base_options,
     clamp_thinking_budget_to_answer_room,
@@ -1004,68 +1000,12 @@ def _js_string(value: Any) -> str:
 
 # --- retries ------------------------------------------------------------------------------------
 
-_DEFAULT_MAX_RETRY_DELAY_MS = 60_000
 
-
-def _retryable(error: BaseException) -> bool:
+def _provider_error(error: BaseException) -> ProviderError | None:
+    """What the retry policy reads of a failed request: the JS SDK's ``APIError`` fields."""
     if not isinstance(error, JsApiError):
-        return False
-    should = error.headers.get("x-should-retry")
-    if should == "true":
-        return True
-    if should == "false":
-        return False
-    status = error.status
-    return status is None or status in (408, 409, 429) or status >= 500
-
-
-def _retry_delay_ms(error: JsApiError, retry_index: int, max_delay_ms: float | None) -> float:
-    def check(delay: float) -> float:
-        limit = max_delay_ms if max_delay_ms is not None else _DEFAULT_MAX_RETRY_DELAY_MS
-        if limit > 0 and delay > limit:
-            raise RuntimeError(
-                f"Server requested {math.ceil(delay / 1000)}s retry delay (max: {math.ceil(limit / 1000)}s). "
-                f"{error.message}"
-            )
-        return delay
-
-    after_ms = error.headers.get("retry-after-ms")
-    if after_ms:
-        try:
-            return check(float(after_ms))
-        except ValueError:
-            pass
-    after = error.headers.get("retry-after")
-    if after:
-        try:
-            delay = float(after) * 1000
-        except ValueError:
-            parsed = email.utils.parsedate_to_datetime(after) if after else None
-            delay = parsed.timestamp() * 1000 - time.time() * 1000 if parsed else math.nan
-        return check(delay)
-    return float(min(0.5 * 2**retry_index, 8) * 1000 * (1 - random.random() * 0.25))
-
-
-async def retry_provider_request(
-    request: Callable[[], Any],
-    max_retries: int,
-    max_retry_delay_ms: float | None,
-    aborted: Callable[[], bool],
-) -> Any:
-    """pi-ai's ``retryProviderRequest``: the SDK retry policy (408, 409, 429, 5xx, no status,
-    ``x-should-retry``; ``retry-after`` honoured up to the limit), ``max_retries`` times."""
-    remaining = max_retries
-    while True:
-        try:
-            return await request()
-        except JsApiError as error:
-            if aborted():
-                raise RuntimeError("Request aborted") from error
-            if remaining <= 0 or not _retryable(error):
-                raise
-            index = max_retries - remaining
-            remaining -= 1
-            await asyncio.sleep(max(0.0, _retry_delay_ms(error, index, max_retry_delay_ms)) / 1000)
+        return None
+    return ProviderError(error.status, error.headers, error.message)
 
 
 # --- SSE ----------------------------------------------------------------------------------------
@@ -1251,8 +1191,6 @@ class OpenAICompatModel(RemoteModel):
         super().__init__(id, **kwargs)
         self.cost_function = cost_function
         self.requires_finish_reason = requires_finish_reason
-        # retries only when asked for (``max_retries=``): Pi's provider retry setting is unset
-        self.provider_retries = int(kwargs["max_retries"]) if kwargs.get("max_retries") is not None else 0
 
     def pi_model(self) -> JsonDict:
         """This model as pi-ai's ``Model`` (api ``openai-completions``; OpenAI's URL by default)."""
@@ -1379,9 +1317,10 @@ class OpenAICompatModel(RemoteModel):
 
             response = await retry_provider_request(
                 request,
-                int(opts.extra.get("max_retries", self.provider_retries) or 0),
-                opts.extra.get("max_retry_delay_ms"),
-                aborted,
+                _provider_error,
+                max_retries=int(opts.extra.get("max_retries", self.max_retries) or 0),
+                max_retry_delay_ms=opts.extra.get("max_retry_delay_ms"),
+                signal=signal,
             )
             yield {"type": "start", "partial": snapshot_message(output)}
             try:

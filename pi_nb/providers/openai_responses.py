@@ -31,15 +31,11 @@ The key comes from the provider's environment variable; it is never stored.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import random
 import re
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar, cast
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, cast
 
 from pi_nb._js import js_json_parse_v8, js_stringify, js_truthy
 from pi_nb.errors import MissingDependencyError
@@ -80,6 +76,7 @@ from pi_nb.providers.base import (
     make_assistant_message,
     snapshot_message,
 )
+from pi_nb.providers.provider_retry import ProviderError, retry_provider_request
 from pi_nb.providers.simple_options import build_base_options, clamp_thinking_level, pi_user_agent
 from pi_nb.providers.transform_messages import transform_messages
 
@@ -89,7 +86,6 @@ __all__ = [
     "convert_responses_messages",
     "convert_responses_tools",
     "get_compat",
-    "retry_provider_request",
     "short_hash",
     "to_responses_input",
 ]
@@ -102,7 +98,6 @@ __all__ = [
 
 OPENAI_TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
 _MIN_OUTPUT_TOKENS = 16  # the Responses API rejects max_output_tokens below 16
-_DEFAULT_MAX_RETRY_DELAY_MS = 60_000
 # providers whose key travels in a header of their own (pi-ai's cloudflare-auth: the AI Gateway)
 _HEADER_AUTH_PROVIDERS = frozenset({"cloudflare-ai-gateway"})
 
@@ -474,92 +469,18 @@ def to_responses_input(
 
 # ---------------------------------------------------------------- retries (utils/provider-retry)
 
-_T = TypeVar("_T")
 
-
-def _error_status_and_headers(error: BaseException) -> tuple[bool, int | None, Mapping[str, str] | None]:
-    """``(is a provider error, status, headers)``: the SDK's HTTP errors and connection errors."""
+def _provider_error(error: BaseException) -> ProviderError | None:
+    """What the retry policy reads of a failed request: the SDK's HTTP and connection errors."""
     try:
         import openai
     except ImportError:  # pragma: no cover
-        return False, None, None
+        return None
     if isinstance(error, openai.APIStatusError):
-        return True, error.status_code, error.response.headers
+        return ProviderError(error.status_code, error.response.headers, js_shaped_error_from(error).message)
     if isinstance(error, openai.APIConnectionError):
-        return True, None, None
-    return False, None, None
-
-
-def _retryable(status: int | None, headers: Mapping[str, str] | None) -> bool:
-    should = headers.get("x-should-retry") if headers is not None else None
-    if should == "true":
-        return True
-    if should == "false":
-        return False
-    if status is None:
-        return True
-    return status in (408, 409, 429) or status >= 500
-
-
-def _retry_delay_ms(
-    headers: Mapping[str, str] | None, retry_index: int, max_delay_ms: int | None, message: str
-) -> float:
-    def validate(delay: float) -> float:
-        limit = _DEFAULT_MAX_RETRY_DELAY_MS if max_delay_ms is None else max_delay_ms
-        if limit > 0 and delay > limit:
-            raise RuntimeError(
-                f"Server requested {-(-delay // 1000):.0f}s retry delay (max: {-(-limit // 1000):.0f}s). {message}"
-            )
-        return delay
-
-    if headers is not None:
-        after_ms = headers.get("retry-after-ms")
-        if after_ms:
-            try:
-                return validate(float(after_ms))
-            except ValueError:
-                pass
-        after = headers.get("retry-after")
-        if after:
-            try:
-                delay = float(after) * 1000
-            except ValueError:
-                try:
-                    delay = parsedate_to_datetime(after).timestamp() * 1000 - time.time() * 1000
-                except (TypeError, ValueError):
-                    delay = float("nan")
-            return validate(delay)
-    exponential = min(0.5 * float(2**retry_index), 8.0) * 1000
-    return exponential * (1 - random.random() * 0.25)
-
-
-async def retry_provider_request(
-    request: Callable[[], Awaitable[_T]],
-    *,
-    max_retries: int = 0,
-    max_retry_delay_ms: int | None = None,
-    signal: Any = None,
-) -> _T:
-    """pi-ai's ``retryProviderRequest``: the SDK's retry policy (408, 409, 429, 5xx, connection
-    errors, ``x-should-retry``, ``retry-after(-ms)``, exponential backoff with jitter), run here so
-    a server-requested delay above ``max_retry_delay_ms`` fails at once."""
-    remaining = max_retries
-    while True:
-        try:
-            return await request()
-        except Exception as error:
-            if signal is not None and signal.aborted:
-                raise RuntimeError("Request aborted") from error
-            is_provider, status, headers = _error_status_and_headers(error)
-            if remaining <= 0 or not is_provider or not _retryable(status, headers):
-                raise
-            retry_index = max_retries - remaining
-            remaining -= 1
-            delay = _retry_delay_ms(
-                headers, retry_index, max_retry_delay_ms, js_shaped_error_from(error).message
-            )
-            if delay == delay:  # NaN sleeps 0 in setTimeout
-                await asyncio.sleep(max(0.0, delay) / 1000)
+        return ProviderError(None, {}, js_shaped_error_from(error).message)
+    return None
 
 
 # ---------------------------------------------------------------- service tiers
@@ -860,6 +781,7 @@ class OpenAIResponsesProvider(RemoteModel):
 
             response = await retry_provider_request(
                 request,
+                _provider_error,
                 max_retries=self.max_retries,
                 signal=opts.signal,
             )

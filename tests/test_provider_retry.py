@@ -46,7 +46,9 @@ def test_server_delays() -> None:
     assert retry_delay_ms(ProviderError(429, {"retry-after-ms": "1500.5"}, "m"), 0, None) == 1500.5
     assert retry_delay_ms(ProviderError(429, {"retry-after": "2s"}, "m"), 0, None) == 2000
     # an unreadable retry-after-ms falls through to retry-after
-    assert retry_delay_ms(ProviderError(429, {"retry-after-ms": "x", "retry-after": "3"}, "m"), 0, None) == 3000
+    assert (
+        retry_delay_ms(ProviderError(429, {"retry-after-ms": "x", "retry-after": "3"}, "m"), 0, None) == 3000
+    )
     with pytest.raises(RuntimeError, match=r"^Server requested 61s retry delay \(max: 60s\)\. boom$"):
         retry_delay_ms(ProviderError(429, {"retry-after": "60.5"}, "boom"), 0, None)
     with pytest.raises(RuntimeError, match=r"^Server requested Infinitys retry delay \(max: 2s\)\. m$"):
@@ -66,7 +68,9 @@ class _Failure(Exception):
 
 
 def _read(error: BaseException) -> ProviderError | None:
-    return ProviderError(getattr(error, "status", None), {}, str(error)) if isinstance(error, _Failure) else None
+    return (
+        ProviderError(getattr(error, "status", None), {}, str(error)) if isinstance(error, _Failure) else None
+    )
 
 
 def test_retries_then_succeeds_and_counts() -> None:
@@ -117,7 +121,9 @@ def test_abort_during_the_wait_ends_it_at_once() -> None:
         raise _Failure("busy")
 
     async def run() -> str:
-        return await retry_provider_request(request, _read, max_retries=3, signal=controller.signal, fail=_Failure)
+        return await retry_provider_request(
+            request, _read, max_retries=3, signal=controller.signal, fail=_Failure
+        )
 
     started = time.monotonic()
     with pytest.raises(_Failure, match=r"^Request aborted$"):

@@ -379,7 +379,7 @@ def js_json_parse_v8(text: str) -> Any:
     (for errors pi-ai records as ``error.message`` of a failed ``JSON.parse``)."""
     try:
         return js_json_parse(text)
-    except json.JSONDecodeError:
+    except ValueError:  # a syntax error, or a NaN / Infinity literal
         from pi_nb._v8_json_errors import v8_json_parse_error
 
         raise JsSyntaxError(v8_json_parse_error(text) or "Unexpected end of JSON input") from None

@@ -38,7 +38,7 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
-from pi_nb._js import js_json_parse, js_number_to_string, js_stringify, js_truthy
+from pi_nb._js import js_json_parse, js_json_parse_v8, js_number_to_string, js_stringify, js_truthy
 from pi_nb.errors import MissingDependencyError
 from pi_nb.messages import AssistantContent, AssistantMessage, ErrorReason, ThinkingContent
 from pi_nb.providers._pi_ai_util import (
@@ -1074,7 +1074,7 @@ async def _iter_chunks(response: Any) -> AsyncIterator[Any]:
     def handle(event: str | None, data: str) -> tuple[bool, Any]:
         if data.startswith("[DONE]"):
             return True, None
-        parsed = js_json_parse(data)
+        parsed = js_json_parse_v8(data)  # the SDK's JSON.parse: V8's SyntaxError text
         if event is None or not event.startswith("thread."):
             if isinstance(parsed, dict) and js_truthy(parsed.get("error")):
                 raise _stream_error(parsed["error"], None, dict(response.headers))

@@ -240,6 +240,12 @@ ANSWERS: dict[str, tuple[str, list[dict[str, Any]]]] = {
         [ok(sse(*TEXT_STOP) + sse(chunk({"content": " late"}), done=False))],
     ),
     "empty_body": (GROQ, [ok("")]),
+    # --- a data: line that is not JSON: the SDK's JSON.parse throws V8's SyntaxError ---
+    "data_not_json_word": (GROQ, [ok(sse(chunk({"content": "hi"}), "Internal Server Error"))]),
+    "data_not_json_truncated": (GROQ, [ok(sse(chunk({"content": "hi"}), '{"id": "chatcmpl-1", "choices": ['))]),
+    "data_not_json_trailing_comma": (GROQ, [ok(sse('{"id": "c", "choices": [],}'))]),
+    "data_not_json_empty": (GROQ, [ok("data: \n\n" + sse(*TEXT_STOP))]),
+    "data_not_json_nan": (GROQ, [ok(sse(chunk({"content": "hi"}), '{"usage": NaN}'))]),
     "multiline_data_event": (
         GROQ,
         [

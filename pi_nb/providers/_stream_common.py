@@ -18,11 +18,21 @@ lost is an overflow that never compacts.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypedDict, cast
 
-from pi_nb._js import UNDEFINED, Undefined, js_json_parse, js_stringify, js_trim, js_truthy, utf16_len
+from pi_nb._js import (
+    UNDEFINED,
+    Undefined,
+    js_json_parse,
+    js_json_parse_v8,
+    js_stringify,
+    js_trim,
+    js_truthy,
+    utf16_len,
+)
 from pi_nb.messages import (
     AssistantMessage,
     ErrorReason,
@@ -41,6 +51,7 @@ __all__ = [
     "MAX_PROVIDER_ERROR_BODY_CHARS",
     "REDACTED_KEY",
     "CostFunction",
+    "JsApiError",
     "JsError",
     "NormalizedProviderError",
     "StreamProtocolError",
@@ -50,7 +61,9 @@ __all__ = [
     "block_start_event",
     "body_message",
     "format_provider_error",
+    "iter_openai_sse_json",
     "js_api_error_message",
+    "js_sdk_sse_error",
     "js_sdk_status_error",
     "js_sdk_stream_error",
     "js_shaped_error_from",
@@ -730,6 +743,8 @@ def js_shaped_error_from(exc: BaseException) -> JsError:
     """
     if isinstance(exc, JsError):  # pragma: no cover - a JsError is not an exception
         return exc
+    if isinstance(exc, JsApiError):
+        return exc.js
     family = _sdk_family(exc)
     if family is not None:
         name = type(exc).__name__
@@ -762,6 +777,119 @@ def js_shaped_error_from(exc: BaseException) -> JsError:
         if name in ("ConnectError", "NetworkError", "ProxyError", "UnsupportedProtocol"):
             return JsError(message="Connection error.")
     return JsError(message=str(exc) or type(exc).__name__)
+
+
+class JsApiError(Exception):
+    """An error as the OpenAI JavaScript SDK throws it (``APIError``): :attr:`js` holds the fields
+    pi-ai's error text is made from, :attr:`headers` the response headers (read by the retry policy)."""
+
+    def __init__(self, js: JsError, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(js.message)
+        self.js = js
+        self.status: Any = js.status if isinstance(js.status, int) else None
+        self.headers = {k.lower(): v for k, v in (headers or {}).items()}
+        self.message = js.message
+
+
+def js_sdk_sse_error(error: Any, message: str | None, headers: Mapping[str, str] | None) -> JsApiError:
+    """``new APIError(undefined, error, message, headers)``: an error reported inside the stream."""
+    if message is None:
+        return JsApiError(js_sdk_stream_error(error), headers)
+    return JsApiError(JsError(message=js_api_error_message(None, error, message), error=error), headers)
+
+
+# --- the OpenAI JS SDK's SSE stream ----------------------------------------------------------------------------------------
+
+
+class OpenAISseReader:
+    """The OpenAI JavaScript SDK's SSE reading: lines end at ``\\n``, ``\\r\\n`` or ``\\r``; an event
+    is dispatched at its blank line only (an event the body ends without one is dropped)."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.event: str | None = None
+        self.data: list[str] = []
+
+    def feed(self, chunk: bytes) -> list[tuple[str | None, str]]:
+        self.buffer += chunk
+        events: list[tuple[str | None, str]] = []
+        while True:
+            match = re.search(rb"\r\n|\r|\n", self.buffer)
+            if match is None:
+                break
+            if match.group() == b"\r" and match.end() == len(self.buffer):
+                break  # a \r at the end may be the first half of \r\n
+            line = self.buffer[: match.start()].decode("utf-8", "replace")
+            self.buffer = self.buffer[match.end() :]
+            event = self._line(line)
+            if event is not None:
+                events.append(event)
+        return events
+
+    def flush(self) -> list[tuple[str | None, str]]:
+        if not self.buffer:
+            return []
+        # the rest holds no line end but perhaps a last \r: it is one last line (the JS decoder
+        # adds a \n), never a blank line that would dispatch an event
+        rest, self.buffer = self.buffer, b""
+        if rest.endswith(b"\r"):
+            rest = rest[:-1]
+        event = self._line(rest.decode("utf-8", "replace"))
+        return [event] if event is not None else []
+
+    def _line(self, line: str) -> tuple[str | None, str] | None:
+        if not line:
+            if self.event is None and not self.data:
+                return None
+            out = (self.event, "\n".join(self.data))
+            self.event, self.data = None, []
+            return out
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "event":
+            self.event = value
+        elif name == "data":
+            self.data.append(value)
+        return None
+
+
+async def iter_openai_sse_json(response: Any) -> AsyncIterator[Any]:
+    """The JSON events of an OpenAI stream (the JS SDK's ``Stream.fromSSEResponse``, for Chat
+    Completions and Responses): ``[DONE]`` ends it, a ``data:`` line that is not JSON fails with
+    V8's ``JSON.parse`` text, an ``error`` member (or a ``thread.*`` ``error`` event) with the
+    SDK's ``APIError``."""
+    reader = OpenAISseReader()
+    done = False
+
+    def handle(event: str | None, data: str) -> tuple[bool, Any]:
+        if data.startswith("[DONE]"):
+            return True, None
+        parsed = js_json_parse_v8(data)  # the SDK's JSON.parse: V8's SyntaxError text
+        if event is None or not event.startswith("thread."):
+            if isinstance(parsed, dict) and js_truthy(parsed.get("error")):
+                raise js_sdk_sse_error(parsed["error"], None, dict(response.headers))
+        elif event == "error":
+            inner = parsed.get("error") if isinstance(parsed, dict) else None
+            message = parsed.get("message") if isinstance(parsed, dict) else None
+            raise js_sdk_sse_error(inner, message, None)
+        return False, parsed
+
+    async for chunk in response.aiter_bytes():
+        for event, data in reader.feed(chunk):
+            if done:
+                continue
+            done, parsed = handle(event, data)
+            if not done:
+                yield parsed
+    for event, data in reader.flush():
+        if done:
+            continue
+        done, parsed = handle(event, data)
+        if not done:
+            yield parsed
 
 
 def _is_httpx_error(exc: BaseException) -> bool:

@@ -38,7 +38,7 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
-from pi_nb._js import js_json_parse, js_json_parse_v8, js_number_to_string, js_stringify, js_truthy
+from pi_nb._js import js_json_parse, js_number_to_string, js_stringify, js_truthy
 from pi_nb.errors import MissingDependencyError
 from pi_nb.messages import AssistantContent, AssistantMessage, ErrorReason, ThinkingContent
 from pi_nb.providers._pi_ai_util import (
@@ -56,11 +56,10 @@ from pi_nb.providers._pi_ai_util import (
 from pi_nb.providers._stream_common import (
     REDACTED_KEY,
     CostFunction,
-    JsError,
+    JsApiError,
     api_error_message,
     apply_cost,
-    js_api_error_message,
-    js_sdk_stream_error,
+    iter_openai_sse_json,
     js_shaped_error_from,
     parse_streaming_json,
 )
@@ -946,25 +945,6 @@ def provider_auth(provider: str, key: str | None) -> tuple[str | None, dict[str,
 # --- errors -------------------------------------------------------------------------------------
 
 
-class JsApiError(Exception):
-    """An error as the OpenAI JavaScript SDK throws it (``APIError``): :attr:`js` holds the fields
-    pi-ai's error text is made from, :attr:`headers` the response headers (read by the retry policy)."""
-
-    def __init__(self, js: JsError, headers: Mapping[str, str] | None = None) -> None:
-        super().__init__(js.message)
-        self.js = js
-        self.status: Any = js.status if isinstance(js.status, int) else None
-        self.headers = {k.lower(): v for k, v in (headers or {}).items()}
-        self.message = js.message
-
-
-def _stream_error(error: Any, message: str | None, headers: Mapping[str, str] | None) -> JsApiError:
-    """``new APIError(undefined, error, message, headers)``: an error reported inside the stream."""
-    if message is None:
-        return JsApiError(js_sdk_stream_error(error), headers)
-    return JsApiError(JsError(message=js_api_error_message(None, error, message), error=error), headers)
-
-
 def _from_python_sdk(error: BaseException) -> BaseException:
     """A Python SDK (or httpx) error as the JavaScript SDK's, same fields and words."""
     if isinstance(error, (JsApiError, _StreamError)):
@@ -1006,97 +986,6 @@ def _provider_error(error: BaseException) -> ProviderError | None:
     if not isinstance(error, JsApiError):
         return None
     return ProviderError(error.status, error.headers, error.message)
-
-
-# --- SSE ----------------------------------------------------------------------------------------
-
-
-class _SseReader:
-    """The OpenAI JavaScript SDK's SSE reading: lines end at ``\\n``, ``\\r\\n`` or ``\\r``; an event
-    is dispatched at its blank line only (an event the body ends without one is dropped)."""
-
-    def __init__(self) -> None:
-        self.buffer = b""
-        self.event: str | None = None
-        self.data: list[str] = []
-
-    def feed(self, chunk: bytes) -> list[tuple[str | None, str]]:
-        self.buffer += chunk
-        events: list[tuple[str | None, str]] = []
-        while True:
-            match = re.search(rb"\r\n|\r|\n", self.buffer)
-            if match is None:
-                break
-            if match.group() == b"\r" and match.end() == len(self.buffer):
-                break  # a \r at the end may be the first half of \r\n
-            line = self.buffer[: match.start()].decode("utf-8", "replace")
-            self.buffer = self.buffer[match.end() :]
-            event = self._line(line)
-            if event is not None:
-                events.append(event)
-        return events
-
-    def flush(self) -> list[tuple[str | None, str]]:
-        if not self.buffer:
-            return []
-        # the rest holds no line end but perhaps a last \r: it is one last line (the JS decoder
-        # adds a \n), never a blank line that would dispatch an event
-        rest, self.buffer = self.buffer, b""
-        if rest.endswith(b"\r"):
-            rest = rest[:-1]
-        event = self._line(rest.decode("utf-8", "replace"))
-        return [event] if event is not None else []
-
-    def _line(self, line: str) -> tuple[str | None, str] | None:
-        if not line:
-            if self.event is None and not self.data:
-                return None
-            out = (self.event, "\n".join(self.data))
-            self.event, self.data = None, []
-            return out
-        if line.startswith(":"):
-            return None
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "event":
-            self.event = value
-        elif name == "data":
-            self.data.append(value)
-        return None
-
-
-async def _iter_chunks(response: Any) -> AsyncIterator[Any]:
-    """The JSON chunks of a Chat Completions stream (``Stream.fromSSEResponse`` of the JS SDK)."""
-    reader = _SseReader()
-    done = False
-
-    def handle(event: str | None, data: str) -> tuple[bool, Any]:
-        if data.startswith("[DONE]"):
-            return True, None
-        parsed = js_json_parse_v8(data)  # the SDK's JSON.parse: V8's SyntaxError text
-        if event is None or not event.startswith("thread."):
-            if isinstance(parsed, dict) and js_truthy(parsed.get("error")):
-                raise _stream_error(parsed["error"], None, dict(response.headers))
-        elif event == "error":
-            inner = parsed.get("error") if isinstance(parsed, dict) else None
-            message = parsed.get("message") if isinstance(parsed, dict) else None
-            raise _stream_error(inner, message, None)
-        return False, parsed
-
-    async for chunk in response.aiter_bytes():
-        for event, data in reader.feed(chunk):
-            if done:
-                continue
-            done, parsed = handle(event, data)
-            if not done:
-                yield parsed
-    for event, data in reader.flush():
-        if done:
-            continue
-        done, parsed = handle(event, data)
-        if not done:
-            yield parsed
 
 
 # --- usage and stop reasons ---------------------------------------------------------------------
@@ -1324,7 +1213,7 @@ class OpenAICompatModel(RemoteModel):
             )
             yield {"type": "start", "partial": snapshot_message(output)}
             try:
-                async for chunk in _iter_chunks(response):
+                async for chunk in iter_openai_sse_json(response):
                     if aborted():
                         break
                     for event in state.chunk(chunk, self, model):

@@ -29,13 +29,12 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import json
 import os
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
-from pi_nb._js import js_stringify, js_trim, js_truthy, utf16_len
+from pi_nb._js import js_json_parse_v8, js_stringify, js_trim, js_truthy, utf16_len
 from pi_nb.messages import ErrorEvent, StopReason, ToolCall
 from pi_nb.providers._pi_ai_util import (
     get_json_schema_tool_parameters,
@@ -361,7 +360,7 @@ def _parse_event(raw: str) -> Any:
         return None
     if data == "[DONE]":
         return "[DONE]"
-    parsed = json.loads(data)
+    parsed = js_json_parse_v8(data)  # pi-ai's JSON.parse: V8's SyntaxError text
     if not isinstance(parsed, dict) or not isinstance(parsed.get("choices"), list):
         raise _StreamError("Invalid Mistral streaming event")
     return parsed

@@ -65,6 +65,7 @@ from pi_nb.providers._stream_common import (
     apply_cost,
     block_delta_event,
     block_start_event,
+    iter_openai_sse_json,
     js_shaped_error_from,
     parse_streaming_json,
 )
@@ -770,7 +771,7 @@ class OpenAIResponsesProvider(RemoteModel):
             async def request() -> Any:
                 if opts.signal is not None and opts.signal.aborted:
                     raise _StreamError("Request was aborted.")  # the SDK's text for an aborted request
-                return await client.post(
+                sdk_stream = await client.post(
                     "/responses",
                     cast_to=object,
                     body=params,
@@ -778,6 +779,7 @@ class OpenAIResponsesProvider(RemoteModel):
                     stream_cls=openai.AsyncStream[object],
                     options={"headers": omitted} if omitted else {},
                 )
+                return sdk_stream.response  # read as the JS SDK reads it (iter_openai_sse_json)
 
             response = await retry_provider_request(
                 request,
@@ -803,12 +805,10 @@ class OpenAIResponsesProvider(RemoteModel):
             yield fail(error)
             return
         finally:
-            close = getattr(response, "close", None)
-            if callable(close):
-                try:
-                    await close()
-                except Exception:  # pragma: no cover - closing a finished stream
-                    pass
+            try:
+                await response.aclose()
+            except Exception:  # pragma: no cover - closing a finished stream
+                pass
         yield {"type": "done", "reason": output["stopReason"], "message": output}
 
     async def _process(
@@ -955,7 +955,7 @@ class OpenAIResponsesProvider(RemoteModel):
             if stop == "stop" and any(b.get("type") == "toolCall" for b in blocks):
                 out["stopReason"] = "toolUse"
 
-        async for raw_event in response:
+        async for raw_event in iter_openai_sse_json(response):
             if opts.signal is not None and opts.signal.aborted:
                 return  # the SDK ends an aborted stream quietly; the caller reports the abort
             event = _as_dict(raw_event)

@@ -440,6 +440,7 @@ RESPONSES_ANSWERS: dict[str, dict[str, Any]] = {
     ),
 }
 
+
 # ------------------------------------------------------------------ Mistral answers
 
 
@@ -681,6 +682,7 @@ MISTRAL_ANSWERS: dict[str, dict[str, Any]] = {
     "http_500_long_body": _resp(500, "x" * 4100 + " end", {"content-type": "text/plain"}),
     "http_503_whitespace": _resp(503, "   \n  ", {"content-type": "text/plain"}),
 }
+
 
 RESPONSES_ANSWERS["usage_empty_object"] = _resp(200, _sse(_text_stream(_completed({}))), SSE)
 RESPONSES_ANSWERS["event_failed_empty_error"] = _resp(
@@ -997,6 +999,35 @@ MODELS = {
         ("mistral", "devstral-medium-latest", "broken", "off"),
     ],
 }
+
+
+# a data: line that is not JSON: the JS SDK's JSON.parse throws V8's SyntaxError (added last, so
+# the earlier answers keep their place in ``cases()``)
+RESPONSES_ANSWERS.update(
+    {
+        "data_not_json_word": _resp(
+            200, _sse([_CREATED]) + "event: response.output_item.added\ndata: oops\n\n", SSE
+        ),
+        "data_not_json_truncated": _resp(
+            200, _sse([_CREATED]) + 'data: {"type": "response.output_te\n\n', SSE
+        ),
+        "data_not_json_nan": _resp(200, _sse([_CREATED]) + 'data: {"type": "x", "n": NaN}\n\n', SSE),
+        "data_not_json_empty": _resp(200, "event: response.created\ndata: \n\n", SSE),
+    }
+)
+
+# a data: line that is not JSON: pi-ai's own JSON.parse (V8's SyntaxError)
+MISTRAL_ANSWERS.update(
+    {
+        "data_not_json_word": _resp(
+            200,
+            _mistral([_chunk({"role": "assistant", "content": "hi"})], done=False) + "data: oops\n\n",
+            SSE,
+        ),
+        "data_not_json_truncated": _resp(200, 'data: {"id": "cmpl-m1", "choices": [\n\n', SSE),
+        "data_not_json_nan": _resp(200, 'data: {"id": "cmpl-m1", "choices": [], "n": NaN}\n\n', SSE),
+    }
+)
 
 
 def cases() -> list[dict[str, Any]]:

@@ -70,6 +70,7 @@ __all__ = [
     "normalize_provider_error",
     "open_json_stream",
     "openrouter_raw_metadata",
+    "parse_json_with_repair",
     "parse_streaming_json",
     "parse_tool_arguments",
     "repair_json",
@@ -392,6 +393,18 @@ def _partial_parse(source: str) -> Any:
                 raise _Malformed(str(inner)) from inner
 
     return parse_any()
+
+
+def parse_json_with_repair(text: str) -> Any:
+    """pi-ai's ``parseJsonWithRepair``: ``JSON.parse``, else ``JSON.parse`` of the text with its
+    string literals repaired; what fails raises :class:`~pi_nb._js.JsSyntaxError` with V8's text."""
+    try:
+        return js_json_parse_v8(text)
+    except ValueError:
+        repaired = repair_json(text)
+        if repaired != text:
+            return js_json_parse_v8(repaired)
+        raise
 
 
 def parse_streaming_json(text: str | None) -> Any:

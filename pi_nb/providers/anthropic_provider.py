@@ -46,7 +46,6 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pi_nb._js import js_json_parse
 from pi_nb.errors import MissingDependencyError
 from pi_nb.messages import AssistantContent, ErrorReason, StopReason
 from pi_nb.providers._pi_ai_util import (
@@ -65,8 +64,8 @@ from pi_nb.providers._stream_common import (
     block_delta_event,
     block_start_event,
     js_sdk_status_error,
+    parse_json_with_repair,
     parse_streaming_json,
-    repair_json,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -947,17 +946,6 @@ async def iterate_sse_messages(
         yield trailing
 
 
-def parse_json_with_repair(text: str) -> Any:
-    """pi-ai's ``parseJsonWithRepair``: JSON, or JSON with its string literals repaired."""
-    try:
-        return js_json_parse(text)
-    except ValueError:
-        repaired = repair_json(text)
-        if repaired != text:
-            return js_json_parse(repaired)
-        raise
-
-
 async def iterate_anthropic_events(
     chunks: AsyncIterator[bytes], aborted: Callable[[], bool]
 ) -> AsyncIterator[dict[str, Any]]:
@@ -969,13 +957,19 @@ async def iterate_anthropic_events(
             raise _StreamFailure(data)
         if (event_name or "") not in _ANTHROPIC_MESSAGE_EVENTS:
             continue
+        problem: str | None = None
         try:
-            event = parse_json_with_repair(data)
+            event = parse_json_with_repair(data)  # V8's SyntaxError text when it is not JSON
         except ValueError as error:
+            problem = str(error)
+        else:
+            if event is None:  # ``event.type`` of null throws inside pi-ai's try
+                problem = "Cannot read properties of null (reading 'type')"
+        if problem is not None:
             joined = "\\n".join(raw)  # pi-ai joins the raw lines with a backslash and an n
             raise _StreamFailure(
-                f"Could not parse Anthropic SSE event {event_name}: {error}; data={data}; raw={joined}"
-            ) from error
+                f"Could not parse Anthropic SSE event {event_name}: {problem}; data={data}; raw={joined}"
+            )
         if isinstance(event, dict):
             if event.get("type") == "message_start":
                 saw_start = True

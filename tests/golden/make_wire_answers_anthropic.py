@@ -462,6 +462,41 @@ def cases() -> list[dict[str, Any]]:
     past = {**JSON_TYPE, "retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}
     add("retry_after_http_date", [ok(overloaded, 503, past), ok(canned)], max_retries=1)
     add("cache_retention_long", [ok(canned)], conversation="broken", env={"PI_CACHE_RETENTION": "long"})
+    # a data: line that is not JSON (nor JSON once repaired): V8's JSON.parse text in pi-ai's message
+    add("data_not_json_word", [ok(start() + event("content_block_start", "oops"))])
+    add(
+        "data_not_json_truncated",
+        [ok(start() + event("content_block_delta", '{"type": "content_block_delta", "ind'))],
+    )
+    add("data_not_json_trailing_comma", [ok(event("message_start", '{"type": "message_start",}'))])
+    add(
+        "data_not_json_nan", [ok(start() + event("message_delta", '{"type": "message_delta", "usage": NaN}'))]
+    )
+    add("data_not_json_empty", [ok(start() + "event: message_delta\ndata: \n\n")])
+    add("data_json_null", [ok(start() + event("message_delta", "null"))])
+    add(
+        "data_repaired_control_character",
+        [
+            ok(
+                start()
+                + event(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
+                + event(
+                    "content_block_delta",
+                    '{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "a\tb"}}',
+                )
+                + event("content_block_stop", {"type": "content_block_stop", "index": 0})
+                + delta("end_turn")
+                + STOP
+            )
+        ],
+    )
     return out
 
 

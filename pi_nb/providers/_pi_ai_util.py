@@ -30,13 +30,17 @@ __all__ = [
     "append_grammar_tool_input_json_delta",
     "calculate_cost",
     "clamp_openai_prompt_cache_key",
+    "client_api_key",
+    "cloudflare_ai_gateway_auth",
     "create_grammar_tool_input_properties",
     "get_grammar_tool_input",
     "get_json_schema_tool_parameters",
     "get_provider_env_value",
+    "has_header",
     "headers_to_record",
     "is_install_telemetry_enabled",
     "make_strict_json_schema",
+    "merge_headers",
     "provider_attribution_headers",
     "provider_headers_to_record",
     "resolve_grammar_constrained_sampling",
@@ -428,6 +432,45 @@ def provider_headers_to_record(headers: Mapping[str, str | None] | None) -> dict
         return None
     out = {k: v for k, v in headers.items() if v is not None}
     return out or None
+
+
+def has_header(headers: Mapping[str, str | None] | None, name: str) -> bool:
+    """pi-ai's ``hasHeader``: a header of that name (any case) with a non-blank value."""
+    expected = name.lower()
+    return any(k.lower() == expected and v is not None and v.strip() for k, v in (headers or {}).items())
+
+
+def merge_headers(*sources: Mapping[str, str | None] | None) -> dict[str, str]:
+    """Header sources merged as the JS SDKs' ``buildHeaders`` does: names case-insensitive, a later
+    source wins, a ``None`` value removes the header. Names come out lower-cased."""
+    merged: dict[str, str] = {}
+    for source in sources:
+        for key, value in (source or {}).items():
+            if value is None:
+                merged.pop(key.lower(), None)
+            else:
+                merged[key.lower()] = value
+    return merged
+
+
+def client_api_key(api_key: str | None, headers: Mapping[str, str | None] | None) -> str | None:
+    """pi-ai's ``getClientApiKey`` of the OpenAI APIs: the key, else ``"unused"`` when an
+    ``Authorization`` or ``cf-aig-authorization`` header carries the credential; ``None`` where
+    pi-ai throws ``No API key for provider``."""
+    if api_key:
+        return api_key
+    if has_header(headers, "authorization") or has_header(headers, "cf-aig-authorization"):
+        return "unused"
+    return None
+
+
+def cloudflare_ai_gateway_auth(key: str | None) -> dict[str, str | None] | None:
+    """The headers of Pi's Cloudflare AI Gateway credential (``CLOUDFLARE_API_KEY`` with the account
+    and gateway ids set): the key as ``cf-aig-authorization`` and no ``Authorization``/``x-api-key``
+    (the gateway would forward them). ``None`` when the credential is incomplete."""
+    if not key or not os.environ.get("CLOUDFLARE_ACCOUNT_ID") or not os.environ.get("CLOUDFLARE_GATEWAY_ID"):
+        return None
+    return {"cf-aig-authorization": f"Bearer {key}", "Authorization": None, "x-api-key": None}
 
 
 # ---------------------------------------------------------------- pi-coding-agent provider-attribution

@@ -50,8 +50,11 @@ from pi_nb.errors import MissingDependencyError
 from pi_nb.messages import AssistantContent, ErrorReason, StopReason
 from pi_nb.providers._pi_ai_util import (
     calculate_cost,
+    cloudflare_ai_gateway_auth,
     get_json_schema_tool_parameters,
     get_provider_env_value,
+    has_header,
+    merge_headers,
     provider_attribution_headers,
     resolve_json_schema_strict_sampling,
     sanitize_surrogates,
@@ -748,28 +751,8 @@ def resolve_auth(model: Mapping[str, Any], api_key_env: str) -> tuple[str | None
                 return value, {}
         return None, {}
     if provider == "cloudflare-ai-gateway" and api_key_env == "CLOUDFLARE_API_KEY":
-        key = os.environ.get("CLOUDFLARE_API_KEY")
-        if key and os.environ.get("CLOUDFLARE_ACCOUNT_ID") and os.environ.get("CLOUDFLARE_GATEWAY_ID"):
-            return None, {"cf-aig-authorization": f"Bearer {key}", "Authorization": None, "x-api-key": None}
-        return None, {}
+        return None, cloudflare_ai_gateway_auth(os.environ.get("CLOUDFLARE_API_KEY")) or {}
     return (os.environ.get(api_key_env) or None) if api_key_env else None, {}
-
-
-def _has_header(headers: Mapping[str, str | None], name: str) -> bool:
-    return any(k.lower() == name and v is not None and v.strip() for k, v in headers.items())
-
-
-def _merge_headers(*sources: Mapping[str, str | None] | None) -> dict[str, str]:
-    """Header sources merged as the JS SDK's ``buildHeaders`` does: names case-insensitive, a later
-    source wins, a ``None`` value removes the header. Names come out lower-cased."""
-    merged: dict[str, str] = {}
-    for source in sources:
-        for key, value in (source or {}).items():
-            if value is None:
-                merged.pop(key.lower(), None)
-            else:
-                merged[key.lower()] = value
-    return merged
 
 
 def is_oauth_token(api_key: str) -> bool:
@@ -820,7 +803,7 @@ def request_headers(
         ]
     body_headers = {"content-type": "application/json"}
     beta_header: dict[str, str | None] = {"anthropic-beta": ",".join(betas)} if betas else {}
-    return _merge_headers(sdk, auth, *defaults, body_headers, beta_header)
+    return merge_headers(sdk, auth, *defaults, body_headers, beta_header)
 
 
 def _messages_url(base_url: str) -> str:
@@ -1133,7 +1116,7 @@ class AnthropicModel(RemoteModel):
             [], api=str(model.get("api")), provider=provider, model=self.id, stop_reason="pending"
         )
         if not api_key and not any(
-            _has_header(auth_headers, h) for h in ("authorization", "x-api-key", "cf-aig-authorization")
+            has_header(auth_headers, h) for h in ("authorization", "x-api-key", "cf-aig-authorization")
         ):
             output["stopReason"] = "error"
             output["errorMessage"] = f"No API key for provider: {provider}"

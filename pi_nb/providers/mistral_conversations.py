@@ -38,6 +38,7 @@ from pi_nb._js import js_json_parse_v8, js_stringify, js_trim, js_truthy, utf16_
 from pi_nb.messages import ErrorEvent, StopReason, ToolCall
 from pi_nb.providers._pi_ai_util import (
     get_json_schema_tool_parameters,
+    merge_headers,
     provider_attribution_headers,
     resolve_json_schema_strict_sampling,
     sanitize_surrogates,
@@ -456,21 +457,17 @@ class MistralConversationsModel(RemoteModel):
         return str(base.copy_with(path=path).join("v1/chat/completions"))
 
     def _headers(self, model: Mapping[str, Any], api_key: str, options: Mapping[str, Any]) -> dict[str, str]:
-        headers: dict[str, str] = {
+        base = {
             "user-agent": pi_user_agent(),
             "accept": "text/event-stream",
             "authorization": f"Bearer {api_key}",
             "content-type": "application/json",
         }
-        explicit_affinity = False
-        for overrides in (model.get("headers"), options.get("headers")):
-            for name, value in (overrides or {}).items():
-                if name.lower() == "x-affinity":
-                    explicit_affinity = True
-                if value is None:
-                    headers.pop(name.lower(), None)
-                else:
-                    headers[name.lower()] = value
+        overrides = (model.get("headers"), options.get("headers"))
+        headers = merge_headers(base, *overrides)
+        explicit_affinity = any(
+            name.lower() == "x-affinity" for source in overrides for name in (source or {})
+        )
         if options.get("cacheRetention") != "none" and options.get("sessionId") and not explicit_affinity:
             headers["x-affinity"] = options["sessionId"]
         return headers

@@ -44,6 +44,8 @@ from pi_nb.messages import AssistantContent, AssistantMessage, ErrorReason, Thin
 from pi_nb.providers._pi_ai_util import (
     append_grammar_tool_input_json_delta,
     clamp_openai_prompt_cache_key,
+    client_api_key,
+    cloudflare_ai_gateway_auth,
     create_grammar_tool_input_properties,
     get_grammar_tool_input,
     get_json_schema_tool_parameters,
@@ -937,8 +939,8 @@ def request_headers(
 def provider_auth(provider: str, key: str | None) -> tuple[str | None, dict[str, str | None]]:
     """``(apiKey, headers)`` of a provider's credential as Pi resolves it: the key itself, except
     for Cloudflare's AI Gateway, whose key goes in ``cf-aig-authorization`` (no ``Authorization``)."""
-    if provider == "cloudflare-ai-gateway" and key:
-        return None, {"cf-aig-authorization": f"Bearer {key}", "Authorization": None, "x-api-key": None}
+    if provider == "cloudflare-ai-gateway":
+        return None, cloudflare_ai_gateway_auth(key) or {}
     return key, {}
 
 
@@ -1092,13 +1094,9 @@ class OpenAICompatModel(RemoteModel):
         return model
 
     def _api_key(self, key: str | None, headers: Mapping[str, str | None]) -> str:
-        if key:
-            return key
-        if any(
-            k.lower() in ("authorization", "cf-aig-authorization") and v is not None and v.strip()
-            for k, v in headers.items()
-        ):
-            return "unused"
+        chosen = client_api_key(key, headers)
+        if chosen:
+            return chosen
         if self.base_url and not self.pi_model_raw:
             return "not-needed"  # a local server (Ollama, llama.cpp) takes any key; the SDK insists on one
         raise RuntimeError(f"No API key for provider: {self.provider}")

@@ -49,6 +49,8 @@ from pi_nb.messages import (
 from pi_nb.providers._pi_ai_util import (
     append_grammar_tool_input_json_delta,
     clamp_openai_prompt_cache_key,
+    client_api_key,
+    cloudflare_ai_gateway_auth,
     create_grammar_tool_input_properties,
     get_grammar_tool_input,
     get_json_schema_tool_parameters,
@@ -684,15 +686,9 @@ class OpenAIResponsesProvider(RemoteModel):
 
     def _api_key(self, model: Mapping[str, Any], headers: Mapping[str, Any] | None) -> str:
         key = None if model.get("provider") in _HEADER_AUTH_PROVIDERS else self._env_key()
-        if key:
-            return key
-        for name, value in (headers or {}).items():
-            if (
-                name.lower() in ("authorization", "cf-aig-authorization")
-                and isinstance(value, str)
-                and value.strip()
-            ):
-                return "unused"
+        chosen = client_api_key(key, headers)
+        if chosen:
+            return chosen
         if self.base_url and not self.pi_model_raw:
             return "not-needed"  # a self-hosted server (not a catalog model) without a key
         raise RuntimeError(f"No API key for provider: {model.get('provider')}")
@@ -732,11 +728,11 @@ class OpenAIResponsesProvider(RemoteModel):
     def _request_headers(self, model: Mapping[str, Any], session_id: str | None) -> dict[str, Any]:
         """The headers Pi's agent passes with each request: OpenCode's session and the provider
         attribution, then the provider's own auth headers (Cloudflare's gateway key)."""
-        auth: dict[str, str | None] | None = None
-        if model.get("provider") in _HEADER_AUTH_PROVIDERS:
-            key = self._env_key()
-            if key:
-                auth = {"cf-aig-authorization": f"Bearer {key}", "Authorization": None, "x-api-key": None}
+        auth = (
+            cloudflare_ai_gateway_auth(self._env_key())
+            if model.get("provider") in _HEADER_AUTH_PROVIDERS
+            else None
+        )
         return dict(provider_attribution_headers(model, session_id, auth) or {})
 
     async def stream(

@@ -1,23 +1,16 @@
-"""Helpers the HTTP providers share: provider error texts, the usage-cost hook, tool-argument JSON.
+"""Helpers the HTTP providers share: provider error texts, the usage-cost hook, tool-argument JSON,
+the OpenAI JavaScript SDK's SSE stream.
 
 Provider error texts are pi-ai's ``utils/error-body`` (:func:`normalize_provider_error`,
 :func:`format_provider_error`), read from a JavaScript-SDK-shaped error (:class:`JsError`) that
 :func:`js_shaped_error_from` builds out of a Python SDK exception exactly as the JavaScript
-``openai`` / ``@anthropic-ai/sdk`` packages build theirs from the same HTTP response.
-
-The older helpers below (:func:`body_message`, :func:`sdk_error_text`) are superseded by that
-port and stay only until every API helper has switched. Their rules:
-
-Error texts keep the provider's own words whatever shape the body has: ``{"error": {"message":
-...}}`` (OpenAI, Anthropic), ``{"error": "..."}`` (LM Studio, also sent inside a stream), a JSON
-array of error objects (Gemini), ``{"message": ...}`` (Bedrock-style relays), ``{"detail": ...}``
-(FastAPI servers such as vLLM). Overflow detection reads these texts, so a body whose message is
-lost is an overflow that never compacts.
+``openai`` / ``@anthropic-ai/sdk`` packages build theirs from the same HTTP response. A stream
+read as the JavaScript SDK reads it (:func:`iter_openai_sse_json`) fails where it would, with the
+same texts (V8's ``JSON.parse`` messages for a ``data:`` line that is not JSON).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -35,7 +28,6 @@ from pi_nb._js import (
 )
 from pi_nb.messages import (
     AssistantMessage,
-    ErrorReason,
     TextDeltaEvent,
     TextStartEvent,
     ThinkingDeltaEvent,
@@ -45,7 +37,7 @@ from pi_nb.messages import (
     Usage,
     UsageCost,
 )
-from pi_nb.providers.base import SupportsAbort
+from pi_nb.providers.base import REDACTED_KEY
 
 __all__ = [
     "MAX_PROVIDER_ERROR_BODY_CHARS",
@@ -54,12 +46,10 @@ __all__ = [
     "JsApiError",
     "JsError",
     "NormalizedProviderError",
-    "StreamProtocolError",
     "api_error_message",
     "apply_cost",
     "block_delta_event",
     "block_start_event",
-    "body_message",
     "format_provider_error",
     "iter_openai_sse_json",
     "js_api_error_message",
@@ -68,100 +58,25 @@ __all__ = [
     "js_sdk_stream_error",
     "js_shaped_error_from",
     "normalize_provider_error",
-    "open_json_stream",
     "openrouter_raw_metadata",
     "parse_json_with_repair",
     "parse_streaming_json",
     "parse_tool_arguments",
+    "redact_key",
     "repair_json",
     "safe_json_stringify",
-    "sdk_error_text",
-    "stream_failure",
     "truncate_error_text",
 ]
 
-REDACTED_KEY = "[redacted API key]"
 
 CostFunction = Callable[[Usage], Mapping[str, float]]
 """Given a finished usage dict, return its cost dict ``{input, output, cacheRead, cacheWrite, total}``."""
 
-_MAX_BODY_CHARS = 4000
 
-
-def body_message(body: Any, _depth: int = 0) -> str | None:
-    """The provider's error message inside an SDK error body of any of the known shapes.
-
-    Superseded by :func:`normalize_provider_error` (kept for its callers until they switch).
-    """
-    if _depth > 6 or body is None:
-        return None
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    if isinstance(body, str):
-        text = body.strip()
-        if not text:
-            return None
-        if text[:1] in "[{":
-            try:
-                return body_message(json.loads(text), _depth + 1) or text[:_MAX_BODY_CHARS]
-            except ValueError:
-                pass
-        return text[:_MAX_BODY_CHARS]
-    if isinstance(body, list):
-        for item in body:
-            found = body_message(item, _depth + 1)
-            if found:
-                return found
-        return None
-    if isinstance(body, Mapping):
-        message: str | None = None
-        for key in ("error", "message", "detail", "msg"):
-            if key in body:
-                message = body_message(body[key], _depth + 1)
-                if message:
-                    break
-        metadata = body.get("metadata")
-        raw = metadata.get("raw") if isinstance(metadata, Mapping) else None
-        if isinstance(raw, str) and raw.strip() and raw not in (message or ""):
-            # OpenRouter puts the upstream provider's own text in error.metadata.raw
-            message = f"{message}\n{raw}" if message else raw
-        return message
-    return None
-
-
-class StreamProtocolError(Exception):
-    """A stream that broke its provider's event protocol, or an error reported inside it: its text
-    is the ``errorMessage`` as is."""
-
-
-def stream_failure(
-    error: BaseException, signal: SupportsAbort | None, secret: str | None
-) -> tuple[str, ErrorReason]:
-    """``(errorMessage, stopReason)`` of a provider stream that raised: ``aborted`` when the call's
-    signal fired, else the protocol error's own text or the SDK error's (the key redacted)."""
-    if signal is not None and signal.aborted:
-        return "Request was aborted", "aborted"
-    if isinstance(error, StreamProtocolError):
-        return str(error), "error"
-    return sdk_error_text(error, secret), "error"
-
-
-def sdk_error_text(error: BaseException, secret: str | None = None) -> str:
-    """An exception from a provider SDK as an ``errorMessage``: ``"{status} {provider message}"``.
-
-    Superseded by ``format_provider_error(normalize_provider_error(js_shaped_error_from(error)))``
-    (kept for its callers until they switch).
-
-    ``secret`` (the key the request used) is replaced by ``[redacted API key]`` wherever the text
-    repeats it. Errors raised inside a stream carry no status: the text is the message alone.
-    """
-    status = getattr(error, "status_code", None)
-    message = body_message(getattr(error, "body", None))
-    text = message or str(error) or type(error).__name__
-    if secret:
-        text = text.replace(secret, REDACTED_KEY)
-    # an error event inside a 200 stream carries the stream's status: not worth repeating
-    return f"{status} {text}" if isinstance(status, int) and status >= 300 else text
+def redact_key(text: str, secret: str | None) -> str:
+    """``text`` with the API key the request used replaced by ``[redacted API key]`` (a server or
+    proxy may echo it in its error; the text is stored in the session and shown)."""
+    return text.replace(secret, REDACTED_KEY) if secret else text
 
 
 def apply_cost(usage: Usage, cost_function: CostFunction | None) -> Usage:
@@ -437,20 +352,6 @@ def parse_tool_arguments(raw: str | None) -> dict[str, Any]:  # tool arguments: 
     is not a JSON object counts as ``{}`` (a tool takes named arguments)."""
     value = parse_streaming_json(raw)
     return value if isinstance(value, dict) else {}
-
-
-async def open_json_stream(openai: Any, client: Any, path: str, body: dict[str, Any]) -> Any:
-    # ``body`` is the provider's wire request and each event the server's JSON: open JSON, not modelled
-    """POST a streaming request through the ``openai`` SDK and get each SSE event as the JSON the
-    server sent (a dict in the server's key order, unknown fields kept), not as typed models.
-
-    The SDK still does everything else (auth, retries, HTTP errors, ``{"error": ...}`` events
-    raised inside a stream). The key order matters: reasoning items and ``reasoning_details`` are
-    kept as JSON text (a thinking signature) exactly as pi-ai keeps them.
-    """
-    return await client.post(
-        path, cast_to=object, body=body, stream=True, stream_cls=openai.AsyncStream[object]
-    )
 
 
 # ---------------------------------------------------------------- pi-ai utils/error-body

@@ -61,7 +61,6 @@ from pi_nb.providers._pi_ai_util import (
     split_deferred_tools,
 )
 from pi_nb.providers._stream_common import (
-    REDACTED_KEY,
     CostFunction,
     apply_cost,
     block_delta_event,
@@ -69,6 +68,7 @@ from pi_nb.providers._stream_common import (
     js_sdk_status_error,
     parse_json_with_repair,
     parse_streaming_json,
+    redact_key,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -1411,7 +1411,4 @@ async def _close(client: Any) -> None:
 
 def _error_text(error: BaseException, secret: str | None) -> str:
     """A failure's ``errorMessage``: its own text (pi-ai's ``error.message``), the key redacted."""
-    text = str(error) or type(error).__name__
-    if secret:
-        text = text.replace(secret, REDACTED_KEY)
-    return text
+    return redact_key(str(error) or type(error).__name__, secret)

@@ -49,6 +49,7 @@ from pi_nb.providers._stream_common import (
     block_delta_event,
     block_start_event,
     parse_streaming_json,
+    redact_key,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -491,7 +492,8 @@ class MistralConversationsModel(RemoteModel):
                 block.pop("partialArgs", None)
             aborted = opts.signal is not None and opts.signal.aborted
             out["stopReason"] = "aborted" if aborted else "error"
-            out["errorMessage"] = _format_error(error)
+            # pi_nb never repeats the key a request used (a server may echo it in its error)
+            out["errorMessage"] = redact_key(_format_error(error), api_key)
             return {"type": "error", "reason": "aborted" if aborted else "error", "error": output}
 
         api_key = os.environ.get(self.api_key_env) if self.api_key_env else None

@@ -56,7 +56,6 @@ from pi_nb.providers._pi_ai_util import (
     short_hash,
 )
 from pi_nb.providers._stream_common import (
-    REDACTED_KEY,
     CostFunction,
     JsApiError,
     api_error_message,
@@ -64,6 +63,7 @@ from pi_nb.providers._stream_common import (
     iter_openai_sse_json,
     js_shaped_error_from,
     parse_streaming_json,
+    redact_key,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -1253,7 +1253,7 @@ class OpenAICompatModel(RemoteModel):
             text = error_text(_from_python_sdk(error))
             secret = os.environ.get(self.api_key_env) if self.api_key_env else None
             # pi_nb never repeats the key a request used (a server may echo it in its error)
-            output["errorMessage"] = text.replace(secret, REDACTED_KEY) if secret else text
+            output["errorMessage"] = redact_key(text, secret)
             yield {"type": "error", "reason": reason, "error": output}
 
 

@@ -70,6 +70,7 @@ from pi_nb.providers._stream_common import (
     iter_openai_sse_json,
     js_shaped_error_from,
     parse_streaming_json,
+    redact_key,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -751,7 +752,8 @@ class OpenAIResponsesProvider(RemoteModel):
                 block.pop("partialJson", None)
             aborted = opts.signal is not None and opts.signal.aborted
             output["stopReason"] = "aborted" if aborted else "error"
-            output["errorMessage"] = api_error_message(self.api, error)
+            # pi_nb never repeats the key a request used (a server may echo it in its error)
+            output["errorMessage"] = redact_key(api_error_message(self.api, error), self._env_key())
             return {"type": "error", "reason": "aborted" if aborted else "error", "error": output}
 
         try:

@@ -415,3 +415,30 @@ def test_streaming_tool_arguments_parse_as_pi() -> None:
     assert len(cases) > 200
     assert [[text, parse_streaming_json(text)] for text, _ in cases] == cases
     assert parse_tool_arguments("[1, 2") == {} and parse_tool_arguments('{"a": [1, 2') == {"a": [1, 2]}
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "openai-responses", "anthropic-messages", "mistral"])
+def test_a_key_echoed_by_the_server_is_redacted_by_every_provider(
+    api: str, server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_nb.providers.mistral_conversations import MistralConversationsModel
+
+    monkeypatch.setenv("MISTRAL_API_KEY", make_streams.API_KEY)
+    body = json.dumps({"error": {"message": f"Incorrect API key provided: {make_streams.API_KEY}"}}).encode()
+    path, cls = {
+        "openai-completions": ("/echo-c/v1/chat/completions", OpenAICompatModel),
+        "openai-responses": ("/echo-r/v1/responses", OpenAIResponsesProvider),
+        "anthropic-messages": ("/echo-a/v1/messages", AnthropicModel),
+        "mistral": ("/echo-m/v1/chat/completions", MistralConversationsModel),
+    }[api]
+    server.routes[path] = (401, "application/json", body)
+    base = (
+        server.url
+        + path[: path.index("/v1/")]
+        + ("" if cls in (AnthropicModel, MistralConversationsModel) else "/v1")
+    )
+    model = cls("m", base_url=base)
+    msg, _ = run(model, BY_NAME["openai_chat_text"])
+    assert msg["stopReason"] == "error"
+    assert "[redacted API key]" in msg["errorMessage"]
+    assert make_streams.API_KEY not in json.dumps(msg)

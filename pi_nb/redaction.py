@@ -56,17 +56,17 @@ __all__ = [
     "is_secret_env_name",
     "known_secrets",
     "redact",
+    "redact_cut",
     "redact_message",
     "redact_partial_result",
-    "redact_cut",
     "redact_stream_text",
     "redact_url",
     "redact_value",
     "register_auth_file",
     "register_model_secrets",
-    "register_url_secrets",
     "register_secret",
     "register_secret_env",
+    "register_url_secrets",
 ]
 
 #: Values shorter than this are never treated as secrets.

@@ -372,3 +372,24 @@ def test_memory_stays_bounded_over_many_updates() -> None:
     assert seen["n"] == 3000
     # 1,500 updates of 40 KB held until the call's end would be 60 MB
     assert peak < 15_000_000, peak
+
+
+def test_a_session_registers_its_agent_dirs_auth_json(tmp_path: Path) -> None:
+    from pi_nb.agent import AgentSession
+    from pi_nb.providers.offline import OfflineModel
+    from pi_nb.resources.settings import SettingsManager
+
+    agent_dir = tmp_path / "agent"
+    agent_dir.mkdir()
+    (agent_dir / "auth.json").write_text(
+        json.dumps({"xai": {"type": "api_key", "key": "xai-from-auth-json-987654"}})
+    )
+    sm = SessionManager.create(str(tmp_path), str(tmp_path / "s"))
+    AgentSession(
+        sm,
+        OfflineModel(),
+        settings=SettingsManager.in_memory({}),
+        agent_dir=str(agent_dir),
+        project_trusted=True,
+    )
+    assert redaction.redact("k=xai-from-auth-json-987654") == "k=[redacted: auth.json xai]"

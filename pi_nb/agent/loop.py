@@ -359,15 +359,28 @@ class _StreamShower:
         return cast(AssistantMessageEvent, out)
 
 
+_GROWING_FIELDS = ("text", "thinking", "arguments", "partialJson")
+
+
 def _hold_back(block: Any, secrets: Mapping[str, str]) -> Any:
-    """A streaming content block with every string in it shown as a growing text."""
-    if isinstance(block, str):
-        return redact_stream_text(block, secrets)
-    if isinstance(block, dict):
-        return {k: _hold_back(v, secrets) for k, v in block.items()}
-    if isinstance(block, list):
-        return [_hold_back(v, secrets) for v in block]
-    return block
+    """A streaming content block (raw) shown redacted, its growing fields (text, thinking, tool
+    arguments) without a trailing possible start of a secret; its other fields fully redacted."""
+    if not isinstance(block, dict):
+        return redact_message(block, secrets)
+    return {
+        k: _growing(v, secrets) if k in _GROWING_FIELDS else redact_message(v, secrets)
+        for k, v in block.items()
+    }
+
+
+def _growing(value: Any, secrets: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        return redact_stream_text(value, secrets)
+    if isinstance(value, dict):
+        return {k: _growing(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_growing(v, secrets) for v in value]
+    return value
 
 
 async def _stream_assistant_response(

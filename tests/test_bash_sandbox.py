@@ -252,6 +252,7 @@ def test_a_writer_left_after_the_exit_is_stopped(tmp_path: Path) -> None:
     is_error, text = _call(tool, "setsid sh -c 'exec yes' & echo started")
     assert time.monotonic() - start < 5.0
     assert not is_error and "Output was still arriving 0.5 seconds after the shell exited" in text
+    assert "background process(es) still holding it were killed" in text
     assert _wait_none(mark) == []
 
 

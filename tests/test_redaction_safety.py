@@ -394,3 +394,33 @@ def test_a_session_registers_its_agent_dirs_auth_json(tmp_path: Path) -> None:
         project_trusted=True,
     )
     assert redaction.redact("k=xai-from-auth-json-987654") == "k=[redacted: auth.json xai]"
+
+
+class _EchoingProxy(Model):
+    """A model behind a base URL with a password, whose server echoes the request's headers."""
+
+    api = "echoing"
+
+    def __init__(self) -> None:
+        super().__init__(id="echo", provider="test", context_window=10_000, max_tokens=1000)
+        self.base_url = "https://bob:proxy-pass-4321@proxy.invalid/v1"
+
+    async def stream(self, context: Context, options: StreamOptions | None = None) -> AsyncIterator[Any]:
+        basic = base64.b64encode(b"bob:proxy-pass-4321").decode()
+        msg = make_assistant_message(
+            [],
+            api=self.api,
+            provider=self.provider,
+            model=self.id,
+            stop_reason="error",
+            error_message=f'400 {{"echo": {{"authorization": "Basic {basic}"}}, "url": "{self.base_url}"}}',
+        )
+        yield {"type": "error", "reason": "error", "error": msg}
+
+
+def test_a_base_url_password_echoed_by_a_server_is_redacted() -> None:
+    result, events = _run(_EchoingProxy(), [])
+    basic = base64.b64encode(b"bob:proxy-pass-4321").decode()
+    dumped = json.dumps([result, events])
+    assert basic not in dumped and "proxy-pass-4321" not in dumped
+    assert "[redacted: base_url credentials]" in result[-1]["errorMessage"]

@@ -70,7 +70,13 @@ from pi_nb.providers.base import (
     ToolSchema,
     now_ms,
 )
-from pi_nb.redaction import known_secrets, redact_message, redact_partial_result, redact_stream_text
+from pi_nb.redaction import (
+    known_secrets,
+    redact_message,
+    redact_partial_result,
+    redact_stream_text,
+    register_model_secrets,
+)
 
 __all__ = [
     "TRUNCATED_TOOL_CALL_TEXT",
@@ -388,6 +394,9 @@ async def _stream_assistant_response(
 ) -> tuple[AssistantMessage, AssistantMessage]:
     """Stream one response; returns (the message as recorded, redacted; the message as the model
     sent it, whose tool calls are run)."""
+    if config.redact_secrets:
+        # whatever made the model: its key variable, a key passed in code, a base URL's password
+        register_model_secrets(config.model)
     messages = context.messages
     if config.transform_context is not None:
         messages = await config.transform_context(messages, signal)

@@ -53,7 +53,10 @@ namespaces with a ``/proc`` of its own and no capabilities (see :mod:`pi_nb.tool
 the command sees only its own processes; its uid, the file system, the cwd and temp dirs, and the
 network are as before. Where no sandbox is available (macOS, user namespaces disabled, or
 ``sandbox=False`` / ``PI_NB_BASH_SANDBOX=0``), a :class:`BashSandboxWarning` says so once per tool (that is, per session) and
-commands run as in Pi. Tool output texts are Pi's either way.
+commands run as in Pi. Tool output texts are Pi's either way. In the sandbox setuid programs gain
+nothing (``sudo``; ``no_new_privs``), other users' files appear owned by ``nobody`` and ``ps`` /
+``kill`` reach only the command's own processes; the file system and the network stay open, so
+files a command reads (``auth.json``, ``.env``) are protected only by redaction by value.
 
 Updates (``on_update``) are sent at most every 100 ms.
 

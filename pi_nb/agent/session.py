@@ -54,7 +54,7 @@ from pi_nb.compaction import (
 )
 from pi_nb.compaction._types import CompactionOutcomeDict
 from pi_nb.compaction.settings import CompactionSettings, validate_reserve_for_window
-from pi_nb.errors import AgentError, PiNbError
+from pi_nb.errors import AgentError, PiNbError, SettingsFileWarning
 from pi_nb.messages import (
     AgentMessage,
     AssistantMessage,
@@ -335,6 +335,8 @@ class AgentSession:
         self.settings = settings or SettingsManager.create(
             self.cwd, self.agent_dir, project_trusted=bool(project_trusted)
         )
+        if settings is None:
+            _warn_settings_errors(self.settings)
         if resource_loader is None:
             resource_loader = ResourceLoader(
                 cwd=self.cwd, agent_dir=self.agent_dir, settings_manager=self.settings
@@ -1130,3 +1132,20 @@ def _branch_summary_entry(entry: Mapping[str, Any] | None) -> BranchSummaryEntry
 def _iso_ms(iso: str) -> float:
     """``new Date(iso).getTime()`` (NaN for a bad timestamp, which compares false like in JS)."""
     return float(js_date_ms(iso))
+
+
+def _warn_settings_errors(settings: SettingsManager) -> None:
+    """Pi's startup report of settings that could not be read (``collectSettingsDiagnostics``):
+    one :class:`~pi_nb.errors.SettingsFileWarning` per file, ``Invalid settings file <path>:
+    <error>``; the scope reads as ``{}`` and is never written over."""
+    import warnings
+
+    seen: set[str] = set()
+    for record in settings.drain_errors():
+        if record.path:
+            message = f"Invalid settings file {record.path}: {record.error}"
+        else:
+            message = f"Invalid {record.scope} settings: {record.error}"
+        if message not in seen:
+            seen.add(message)
+            warnings.warn(message, SettingsFileWarning, stacklevel=3)

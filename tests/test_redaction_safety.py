@@ -424,3 +424,52 @@ def test_a_base_url_password_echoed_by_a_server_is_redacted() -> None:
     dumped = json.dumps([result, events])
     assert basic not in dumped and "proxy-pass-4321" not in dumped
     assert "[redacted: base_url credentials]" in result[-1]["errorMessage"]
+
+
+class _ToolCallStream(Model):
+    """Streams one bash tool call whose JSON arguments grow a few characters per delta, then answers."""
+
+    api = "toolcall-stream"
+
+    def __init__(self, command: str) -> None:
+        super().__init__(id="tc", provider="test", context_window=10_000, max_tokens=1000)
+        self.command = command
+        self.calls = 0
+
+    async def stream(self, context: Context, options: StreamOptions | None = None) -> AsyncIterator[Any]:
+        self.calls += 1
+        base = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
+        if self.calls > 1:
+            done = {**base, "content": [{"type": "text", "text": "ok"}]}
+            yield {"type": "start", "partial": base}
+            yield {"type": "done", "reason": "stop", "message": done}
+            return
+        yield {"type": "start", "partial": base}
+        raw = json.dumps({"command": self.command})
+        for end in range(1, len(raw) + 1, 3):
+            piece = raw[max(0, end - 3) : end] if end > 1 else raw[:1]
+            try:
+                args = json.loads(raw[:end] + '"}')
+            except ValueError:
+                args = {}
+            block = {"type": "toolCall", "id": "t1", "name": "bash", "arguments": args}
+            msg = {**base, "content": [block]}
+            yield {"type": "toolcall_delta", "contentIndex": 0, "delta": piece, "partial": msg}
+        block = {"type": "toolCall", "id": "t1", "name": "bash", "arguments": {"command": self.command}}
+        msg = {**base, "content": [block], "stopReason": "toolUse"}
+        yield {"type": "toolcall_end", "contentIndex": 0, "toolCall": block, "partial": msg}
+        yield {"type": "done", "reason": "toolUse", "message": msg}
+
+
+def test_a_streamed_tool_call_runs_the_key_and_never_shows_its_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    model = _ToolCallStream(f"printf %s {KEY} | wc -c")
+    result, events = _run(model, [create_bash_tool(str(tmp_path))])
+    tool_result = next(m for m in result if m["role"] == "toolResult")
+    assert tool_result["content"][0]["text"].strip() == str(len(KEY))  # the tool ran the key
+    for e in events:
+        if e["type"] == "message_update":
+            assert KEY[:6] not in json.dumps(e)
+    assert KEY not in json.dumps(events, default=repr)

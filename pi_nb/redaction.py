@@ -57,6 +57,7 @@ __all__ = [
     "known_secrets",
     "redact",
     "redact_cut",
+    "redact_cut_tail",
     "redact_message",
     "redact_partial_result",
     "redact_stream_text",
@@ -421,6 +422,20 @@ def held_prefix_length(text: str, secrets: Mapping[str, str]) -> int:
         if any(s.startswith(tail) and len(s) > n for s in secrets):
             return n
     return 0
+
+
+def redact_cut_tail(text: str, secrets: Mapping[str, str] | None = None, min_chars: int = 4) -> str:
+    """``text`` redacted, and a trailing start of a secret (``min_chars`` or more characters: what a
+    cut made elsewhere left of a key) replaced by ``[redacted: NAME]``. For texts known to end at a
+    cut, such as an error body a provider shortened."""
+    table = known_secrets() if secrets is None else secrets
+    red = redact(text, table)
+    n = held_prefix_length(red, table)
+    if n < min_chars:
+        return red
+    tail = red[-n:]
+    name = next(table[s] for s in sorted(table, key=len, reverse=True) if s.startswith(tail))
+    return red[:-n] + f"[redacted: {name}]"
 
 
 def redact_stream_text(text: str, secrets: Mapping[str, str] | None = None) -> str:

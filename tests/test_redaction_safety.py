@@ -473,3 +473,31 @@ def test_a_streamed_tool_call_runs_the_key_and_never_shows_its_prefix(
         if e["type"] == "message_update":
             assert KEY[:6] not in json.dumps(e)
     assert KEY not in json.dumps(events, default=repr)
+
+
+class _CutErrorBody(Model):
+    """A provider whose error text is a body cut at 4,000 characters in the middle of a key."""
+
+    api = "cut-error"
+
+    def __init__(self) -> None:
+        super().__init__(id="cut", provider="test", context_window=10_000, max_tokens=1000)
+
+    async def stream(self, context: Context, options: StreamOptions | None = None) -> AsyncIterator[Any]:
+        body = ("e" * 3985 + KEY + " more")[:4000]
+        msg = make_assistant_message(
+            [], api=self.api, provider=self.provider, model=self.id, stop_reason="error", error_message=body
+        )
+        yield {"type": "error", "reason": "error", "error": msg}
+
+
+def test_an_error_body_a_provider_cut_inside_a_key_keeps_no_part_of_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    result, events = _run(_CutErrorBody(), [])
+    assert result[-1]["errorMessage"].endswith("e[redacted: OPENAI_API_KEY]")
+    assert KEY[:8] not in json.dumps(events)
+    assert (
+        redaction.redact_cut_tail("plain text ends sk", {KEY: "K"}) == "plain text ends sk"
+    )  # < 4 chars kept

@@ -72,6 +72,7 @@ from pi_nb.providers.base import (
 )
 from pi_nb.redaction import (
     known_secrets,
+    redact_cut_tail,
     redact_message,
     redact_partial_result,
     redact_stream_text,
@@ -426,6 +427,12 @@ async def _stream_assistant_response(
         if event["type"] == "error":
             raw_final = _assistant(event["error"])
             final = _clean(config, raw_final)
+            error_text = final.get("errorMessage")
+            if config.redact_secrets and isinstance(error_text, str):
+                # a provider may have cut the error body inside a key: its start is redacted too
+                shown_error = redact_cut_tail(error_text)
+                if shown_error != error_text:
+                    final = {**final, "errorMessage": shown_error}
             break
         if event["type"] == "start":
             partial = _assistant(event["partial"])

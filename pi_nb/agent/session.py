@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict, TypeGuard, cast
@@ -75,7 +76,13 @@ from pi_nb.providers.base import (
     validate_model_limits,
     validate_thinking_level,
 )
-from pi_nb.redaction import RedactingBashOperations, redact, redact_message, register_model_secrets
+from pi_nb.redaction import (
+    RedactingBashOperations,
+    redact,
+    redact_message,
+    register_auth_file,
+    register_model_secrets,
+)
 from pi_nb.resources.context_files import ContextFile
 from pi_nb.resources.loader import ResourceLoader
 from pi_nb.resources.settings import SettingsManager
@@ -343,6 +350,8 @@ class AgentSession:
 
         _check_model(model)
         register_model_secrets(model)
+        # the keys in Pi's auth.json are credentials pi_nb can read: redacted wherever they appear
+        register_auth_file(os.path.join(self.agent_dir, "auth.json"))
         context = session_manager.build_session_context()
         has_entries = bool(session_manager.get_entries())
         if thinking_level is not None:

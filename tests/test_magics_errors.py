@@ -244,8 +244,10 @@ def test_choosing_a_model_without_its_sdk_says_which_extra(
     monkeypatch.setitem(sys.modules, "openai", None)  # "import openai" raises ImportError
     text = _usage(shell, "model openai/gpt-4o")
     assert "pip install 'pi_nb[openai]'" in text
-    monkeypatch.setitem(sys.modules, "anthropic", None)
+    monkeypatch.setitem(sys.modules, "httpx", None)  # Anthropic and Mistral send over plain httpx
     assert "pip install 'pi_nb[anthropic]'" in _usage(shell, "model anthropic/claude-sonnet-4-5")
+    monkeypatch.setenv("MISTRAL_API_KEY", "mistral-test-not-a-real-key-123456")
+    assert "pip install 'pi_nb[mistral]'" in _usage(shell, "model mistral/devstral-medium-latest")
     assert "pip install 'pi_nb[openai]'" in _usage(shell, "--model openai/gpt-4o", "hi")
     assert magics.session.model is model
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from pi_nb.providers.provider_retry import (
-    ProviderError,
+    ProviderFailure,
     is_retryable,
     js_parse_float,
     retry_delay_ms,
@@ -32,7 +32,7 @@ from pi_nb.tools.base import AbortController
     ],
 )
 def test_policy(status: int | None, headers: dict[str, str], expected: bool) -> None:
-    assert is_retryable(ProviderError(status, headers, "m")) is expected
+    assert is_retryable(ProviderFailure(status, headers, "m")) is expected
 
 
 def test_parse_float_reads_a_prefix_as_javascript() -> None:
@@ -43,23 +43,23 @@ def test_parse_float_reads_a_prefix_as_javascript() -> None:
 
 
 def test_server_delays() -> None:
-    assert retry_delay_ms(ProviderError(429, {"retry-after-ms": "1500.5"}, "m"), 0, None) == 1500.5
-    assert retry_delay_ms(ProviderError(429, {"retry-after": "2s"}, "m"), 0, None) == 2000
+    assert retry_delay_ms(ProviderFailure(429, {"retry-after-ms": "1500.5"}, "m"), 0, None) == 1500.5
+    assert retry_delay_ms(ProviderFailure(429, {"retry-after": "2s"}, "m"), 0, None) == 2000
     # an unreadable retry-after-ms falls through to retry-after
     assert (
-        retry_delay_ms(ProviderError(429, {"retry-after-ms": "x", "retry-after": "3"}, "m"), 0, None) == 3000
+        retry_delay_ms(ProviderFailure(429, {"retry-after-ms": "x", "retry-after": "3"}, "m"), 0, None) == 3000
     )
     with pytest.raises(RuntimeError, match=r"^Server requested 61s retry delay \(max: 60s\)\. boom$"):
-        retry_delay_ms(ProviderError(429, {"retry-after": "60.5"}, "boom"), 0, None)
+        retry_delay_ms(ProviderFailure(429, {"retry-after": "60.5"}, "boom"), 0, None)
     with pytest.raises(RuntimeError, match=r"^Server requested Infinitys retry delay \(max: 2s\)\. m$"):
-        retry_delay_ms(ProviderError(429, {"retry-after-ms": "Infinity"}, "m"), 0, 1500)
-    assert retry_delay_ms(ProviderError(429, {"retry-after": "600"}, "m"), 0, 0) == 600_000  # 0: no limit
+        retry_delay_ms(ProviderFailure(429, {"retry-after-ms": "Infinity"}, "m"), 0, 1500)
+    assert retry_delay_ms(ProviderFailure(429, {"retry-after": "600"}, "m"), 0, 0) == 600_000  # 0: no limit
 
 
 def test_backoff_with_jitter() -> None:
     for index, base in ((0, 500), (1, 1000), (3, 4000), (5, 8000), (9, 8000)):
         for _ in range(50):
-            delay = retry_delay_ms(ProviderError(500, {}, "m"), index, None)
+            delay = retry_delay_ms(ProviderFailure(500, {}, "m"), index, None)
             assert base * 0.75 <= delay <= base
 
 
@@ -67,9 +67,9 @@ class _Failure(Exception):
     pass
 
 
-def _read(error: BaseException) -> ProviderError | None:
+def _read(error: BaseException) -> ProviderFailure | None:
     return (
-        ProviderError(getattr(error, "status", None), {}, str(error)) if isinstance(error, _Failure) else None
+        ProviderFailure(getattr(error, "status", None), {}, str(error)) if isinstance(error, _Failure) else None
     )
 
 

@@ -559,10 +559,13 @@ def _wind_down(future: Future[Any], abort: Callable[[], None] | None, timeout: f
 
 # -- models: the catalog, the SDK and the key ----------------------------------------------------
 
+# the package each API's provider imports, and the extra that installs it (Anthropic and Mistral
+# send over plain httpx, with no vendor SDK)
 _SDK_OF_API = {
     "openai-completions": ("openai", "openai"),
     "openai-responses": ("openai", "openai"),
-    "anthropic-messages": ("anthropic", "anthropic"),
+    "anthropic-messages": ("httpx", "anthropic"),
+    "mistral-conversations": ("httpx", "mistral"),
 }
 _BUILTIN_PROVIDERS = ("openai", "anthropic", "ollama")
 
@@ -605,7 +608,7 @@ def _check_model(model: Any, spec: str, where: str) -> None:
             importlib.import_module(sdk[0])
         except ImportError:
             raise UsageError(
-                f"{where}: {spec} needs the {sdk[0]} SDK, which is not installed — "
+                f"{where}: {spec} needs the {sdk[0]} package, which is not installed — "
                 f"pip install 'pi_nb[{sdk[1]}]', then restart the kernel"
             ) from None
     if _needs_key(model) and not os.environ.get(model.api_key_env, "").strip():

@@ -64,6 +64,7 @@ __all__ = [
     "parse_tool_arguments",
     "redact_key",
     "repair_json",
+    "require_httpx",
     "safe_json_stringify",
     "truncate_error_text",
 ]
@@ -71,6 +72,20 @@ __all__ = [
 
 CostFunction = Callable[[Usage], Mapping[str, float]]
 """Given a finished usage dict, return its cost dict ``{input, output, cacheRead, cacheWrite, total}``."""
+
+
+def require_httpx(provider: str, extra: str) -> Any:
+    """The ``httpx`` module, for a provider that sends its requests over plain httpx; a
+    :class:`~pi_nb.errors.MissingDependencyError` naming the extra that installs it otherwise."""
+    try:
+        import httpx
+    except ImportError as error:
+        from pi_nb.errors import MissingDependencyError
+
+        raise MissingDependencyError(
+            f"The {provider} provider sends its requests with httpx: pip install 'pi_nb[{extra}]'"
+        ) from error
+    return httpx
 
 
 def redact_key(text: str, secret: str | None) -> str:

@@ -46,7 +46,6 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pi_nb.errors import MissingDependencyError
 from pi_nb.messages import AssistantContent, ErrorReason, StopReason
 from pi_nb.providers._pi_ai_util import (
     calculate_cost,
@@ -69,6 +68,7 @@ from pi_nb.providers._stream_common import (
     parse_json_with_repair,
     parse_streaming_json,
     redact_key,
+    require_httpx,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -78,7 +78,7 @@ from pi_nb.providers.base import (
     make_assistant_message,
     snapshot_message,
 )
-from pi_nb.providers.provider_retry import ProviderError, retry_provider_request
+from pi_nb.providers.provider_retry import ProviderFailure, retry_provider_request
 from pi_nb.providers.simple_options import (
     adjust_max_tokens_for_thinking,
     build_base_options,
@@ -834,12 +834,12 @@ class _ConnectionFailure(Exception):
     """No HTTP answer (the JS SDK's ``APIConnectionError``)."""
 
 
-def _provider_error(error: BaseException) -> ProviderError | None:
+def _provider_error(error: BaseException) -> ProviderFailure | None:
     """What the retry policy reads of a failed request: an HTTP error answer or a lost connection."""
     if isinstance(error, _ProviderHTTPError):
-        return ProviderError(error.status, error.headers, str(error))
+        return ProviderFailure(error.status, error.headers, str(error))
     if isinstance(error, _ConnectionFailure):
-        return ProviderError(None, {}, str(error))
+        return ProviderFailure(None, {}, str(error))
     return None
 
 
@@ -1384,13 +1384,7 @@ def _bearer_secret(headers: Mapping[str, str | None]) -> str | None:
 
 
 def _require_httpx() -> Any:
-    try:
-        import httpx
-    except ImportError as error:  # pragma: no cover - httpx comes with the provider extras
-        raise MissingDependencyError(
-            "The anthropic-messages provider sends its requests with httpx: pip install httpx"
-        ) from error
-    return httpx
+    return require_httpx("anthropic-messages", "anthropic")
 
 
 async def _body_chunks(response: Any) -> AsyncIterator[bytes]:

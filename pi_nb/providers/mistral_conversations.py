@@ -50,6 +50,7 @@ from pi_nb.providers._stream_common import (
     block_start_event,
     parse_streaming_json,
     redact_key,
+    require_httpx,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -451,7 +452,7 @@ class MistralConversationsModel(RemoteModel):
         return payload
 
     def _url(self, model: Mapping[str, Any]) -> str:
-        import httpx
+        httpx = require_httpx("mistral-conversations", "mistral")
 
         base = httpx.URL(str(model.get("baseUrl") or "https://api.mistral.ai"))
         path = base.path.rstrip("/") + "/"
@@ -477,7 +478,7 @@ class MistralConversationsModel(RemoteModel):
         self, context: Context, options: StreamOptions | None = None
     ) -> AsyncIterator[AssistantMessageEvent]:
         """pi-ai's ``streamSimple`` for ``mistral-conversations``."""
-        import httpx
+        httpx = require_httpx("mistral-conversations", "mistral")
 
         opts = options or StreamOptions()
         model = self.pi_ai_model()

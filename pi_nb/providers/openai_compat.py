@@ -73,7 +73,7 @@ from pi_nb.providers.base import (
     make_assistant_message,
     snapshot_message,
 )
-from pi_nb.providers.provider_retry import ProviderError, retry_provider_request
+from pi_nb.providers.provider_retry import ProviderFailure, retry_provider_request
 from pi_nb.providers.simple_options import (
     build_base_options,
     clamp_thinking_budget_to_answer_room,
@@ -983,11 +983,11 @@ def _js_string(value: Any) -> str:
 # --- retries ------------------------------------------------------------------------------------
 
 
-def _provider_error(error: BaseException) -> ProviderError | None:
+def _provider_error(error: BaseException) -> ProviderFailure | None:
     """What the retry policy reads of a failed request: the JS SDK's ``APIError`` fields."""
     if not isinstance(error, JsApiError):
         return None
-    return ProviderError(error.status, error.headers, error.message)
+    return ProviderFailure(error.status, error.headers, error.message)
 
 
 # --- usage and stop reasons ---------------------------------------------------------------------

@@ -80,7 +80,7 @@ from pi_nb.providers.base import (
     make_assistant_message,
     snapshot_message,
 )
-from pi_nb.providers.provider_retry import ProviderError, retry_provider_request
+from pi_nb.providers.provider_retry import ProviderFailure, retry_provider_request
 from pi_nb.providers.simple_options import build_base_options, clamp_thinking_level, pi_user_agent
 from pi_nb.providers.transform_messages import transform_messages
 
@@ -474,16 +474,16 @@ def to_responses_input(
 # ---------------------------------------------------------------- retries (utils/provider-retry)
 
 
-def _provider_error(error: BaseException) -> ProviderError | None:
+def _provider_error(error: BaseException) -> ProviderFailure | None:
     """What the retry policy reads of a failed request: the SDK's HTTP and connection errors."""
     try:
         import openai
     except ImportError:  # pragma: no cover
         return None
     if isinstance(error, openai.APIStatusError):
-        return ProviderError(error.status_code, error.response.headers, js_shaped_error_from(error).message)
+        return ProviderFailure(error.status_code, error.response.headers, js_shaped_error_from(error).message)
     if isinstance(error, openai.APIConnectionError):
-        return ProviderError(None, {}, js_shaped_error_from(error).message)
+        return ProviderFailure(None, {}, js_shaped_error_from(error).message)
     return None
 
 

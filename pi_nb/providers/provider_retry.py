@@ -29,7 +29,7 @@ from pi_nb._js import js_number_to_string
 
 __all__ = [
     "DEFAULT_MAX_RETRY_DELAY_MS",
-    "ProviderError",
+    "ProviderFailure",
     "is_retryable",
     "js_parse_float",
     "retry_delay_ms",
@@ -41,7 +41,7 @@ DEFAULT_MAX_RETRY_DELAY_MS = 60_000
 _T = TypeVar("_T")
 
 
-class ProviderError(NamedTuple):
+class ProviderFailure(NamedTuple):
     """What the retry policy reads of a failed request: its status (``None`` without an answer),
     the answer's headers (lower-case names) and the error's message."""
 
@@ -73,7 +73,7 @@ def _ceil_seconds(ms: float) -> str:
     return js_number_to_string(seconds if math.isinf(seconds) or math.isnan(seconds) else math.ceil(seconds))
 
 
-def is_retryable(error: ProviderError) -> bool:
+def is_retryable(error: ProviderFailure) -> bool:
     """pi-ai's ``isRetryableProviderError`` (the SDKs' policy)."""
     should = error.headers.get("x-should-retry")
     if should == "true":
@@ -84,7 +84,7 @@ def is_retryable(error: ProviderError) -> bool:
     return status is None or status in (408, 409, 429) or status >= 500
 
 
-def retry_delay_ms(error: ProviderError, retry_index: int, max_retry_delay_ms: float | None) -> float:
+def retry_delay_ms(error: ProviderFailure, retry_index: int, max_retry_delay_ms: float | None) -> float:
     """pi-ai's ``getRetryDelayMs``; raises ``RuntimeError`` with pi-ai's text when the server asks
     for longer than the limit."""
 
@@ -139,7 +139,7 @@ async def _abortable_sleep(ms: float, signal: Any) -> bool:
 
 async def retry_provider_request(
     request: Callable[[], Awaitable[_T]],
-    provider_error: Callable[[BaseException], ProviderError | None],
+    provider_error: Callable[[BaseException], ProviderFailure | None],
     *,
     max_retries: int = 0,
     max_retry_delay_ms: float | None = None,

@@ -21,18 +21,20 @@ Anthropic JS SDK's beta client sends it:
   ids are made Anthropic-safe, an unanswered tool call gets its "No result provided" result).
 
 The answer is read with pi-ai's own SSE reader (a last event without its blank line still counts;
-an ``error`` event fails with its JSON as the text). Stop reasons: ``end_turn``/``pause_turn``/
+an ``error`` event fails with its JSON as the text; an event that is not JSON, even once repaired,
+fails with pi-ai's ``Could not parse Anthropic SSE event`` and V8's ``JSON.parse`` text). Stop reasons: ``end_turn``/``pause_turn``/
 ``stop_sequence`` -> ``stop``, ``max_tokens`` -> ``length``, ``tool_use`` -> ``toolUse``, ``refusal``
 and ``sensitive`` -> ``error``. An HTTP error's text is the JS SDK's: ``"{status} {body JSON}"``
 (``413 {... request_too_large ...}``, ``400 {... prompt is too long ...}``), which is what overflow
-detection reads. A failed request is retried as pi-ai's ``retryProviderRequest`` does (408, 409,
-429, 5xx and lost connections, ``x-should-retry``, the server's ``retry-after``), ``max_retries``
-times: 0 unless given, as in Pi. A connection lost mid-answer fails with ``terminated``.
+detection reads. A failed request is retried by :mod:`pi_nb.providers.provider_retry`, pi-ai's
+``retryProviderRequest`` (408, 409, 429, 5xx and lost connections, ``x-should-retry``, the server's
+``retry-after``), ``max_retries`` times: 0 unless given, as in Pi. A connection lost mid-answer fails with ``terminated``.
 
 The request goes out over plain ``httpx`` (the model's transport when it has one), not the
 ``anthropic`` Python SDK, which cannot send pi-ai's request (see :meth:`AnthropicModel._send`).
 
-The key is read from the environment for each request; it is never stored.
+The key is read from the environment for each request; it is never stored (a server that echoes
+it in an error has it redacted).
 """
 
 from __future__ import annotations

@@ -372,6 +372,8 @@ class RemoteModel(Model):
 
     The key is read from the environment when a request is made and never stored on the object,
     in a message or in a session. Subclasses set the class defaults below and implement ``stream``.
+    ``max_retries`` is pi-ai's provider retry of a failed request (Pi's ``retry.provider.maxRetries``,
+    :mod:`pi_nb.providers.provider_retry`): 0 unless given, since Pi leaves that setting unset.
     """
 
     default_provider = "unknown"

@@ -20,9 +20,13 @@ server-sent events.
 - Stream: text deltas (plain strings or typed chunks), ``thinking`` chunks into thinking blocks,
   tool calls by index, usage (cached prompt tokens as cache reads), finish reasons
   (``stop``/``length``/``model_length``/``tool_calls``, anything else an error).
-- Errors: ``Mistral API error (<status>): <body>`` (the body cut at 4000 characters).
+- Errors: ``Mistral API error (<status>): <body>`` (the body cut at 4000 characters); an event
+  that is not JSON fails with V8's ``JSON.parse`` text, as pi-ai's ``JSON.parse`` throws it.
+  No retries (pi-ai retries none for this API).
 
-The key comes from ``$MISTRAL_API_KEY`` (or ``api_key_env``); it is never stored.
+The request goes out over plain ``httpx`` (``pip install 'pi_nb[mistral]'``). The key comes from
+``$MISTRAL_API_KEY`` (or ``api_key_env``); it is never stored (a server that echoes it in an error
+has it redacted).
 """
 
 from __future__ import annotations

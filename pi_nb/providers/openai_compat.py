@@ -22,13 +22,15 @@ records, as Pi's agent calls it (``streamSimple``):
 * failures become an ``error`` message whose text is pi-ai's (``400: {"message":...}``,
   ``400 status code (no body)``...), which :func:`pi_nb.is_context_overflow` reads.
 
-The request goes through the ``openai`` SDK (auth, headers, HTTP errors, no SDK retries: pi-ai
-retries itself, with Pi's default of none); the SSE body is read here from the raw response
-because the Python SDK parses the end of a body and in-stream errors differently from the
-JavaScript one.
+The request goes through the ``openai`` SDK (auth, headers, HTTP errors; no SDK retries: a failed
+request is retried by :mod:`pi_nb.providers.provider_retry`, pi-ai's policy, none by default as in
+Pi). The SSE body is read from the raw response by the shared
+:func:`~pi_nb.providers._stream_common.iter_openai_sse_json`, the JavaScript SDK's reading (the
+Python SDK parses the end of a body, in-stream errors and a ``data:`` line that is not JSON
+differently).
 
 The API key comes from the environment only (the variable named by ``api_key_env``); it is never
-stored in a message, a session or an output.
+stored in a message, a session or an output (a server that echoes it in an error has it redacted).
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@ This is pi-ai's ``openai-responses`` provider (and the shared Responses code of
   ``sessionAffinityFormat`` (``session_id`` + ``x-client-request-id`` for OpenAI, only
   ``x-client-request-id`` for ``openai-nosession``, ``x-session-id`` for OpenRouter), then the
   headers Pi's agent adds for the provider (attribution, OpenCode's session, Cloudflare's gateway
-  key) last; the SDK does no retries of its own, the request is retried here the way pi-ai's
-  ``retryProviderRequest`` does (``max_retries`` times, 0 by default in Pi);
+  key) last; the SDK does no retries of its own, the request is retried by
+  :mod:`pi_nb.providers.provider_retry` (pi-ai's ``retryProviderRequest``; ``max_retries`` times,
+  none by default, as in Pi);
 - the body (``buildParams``): the history as Responses input items (``convertResponsesMessages``
   over pi-ai's ``transformMessages``), ``stream: true``, ``store: false``, the session id as
   ``prompt_cache_key`` (clamped), ``prompt_cache_retention: "24h"`` for long retention when the
@@ -18,7 +19,9 @@ This is pi-ai's ``openai-responses`` provider (and the shared Responses code of
   the model's ``thinkingLevelMap`` with ``summary: "auto"`` and the encrypted reasoning included,
   or with thinking off the map's ``off`` value (``"none"`` by default; nothing when the map says
   ``off: null``); xAI always gets the encrypted reasoning;
-- the stream (``processResponsesStream``): reasoning items become thinking blocks whose
+- the stream, read as the JavaScript SDK reads it (the Chat Completions provider's reader: a
+  ``data:`` line that is not JSON fails with V8's ``JSON.parse`` text), then
+  ``processResponsesStream``: reasoning items become thinking blocks whose
   ``thinkingSignature`` is the whole item as JSON (sent back verbatim next turn); text items keep
   their id and phase in ``textSignature``; tool calls are ``"{call_id}|{item_id}"``; the terminal
   response gives usage (cached and cache-write tokens taken out of ``input``), cost (times the
@@ -26,7 +29,8 @@ This is pi-ai's ``openai-responses`` provider (and the shared Responses code of
   without a terminal event or an HTTP error end in an ``error`` message with pi-ai's text
   (``OpenAI API error (400): ...`` for HTTP errors).
 
-The key comes from the provider's environment variable; it is never stored.
+The key comes from the provider's environment variable; it is never stored (a server that echoes
+it in an error has it redacted).
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ __all__ = [
     "merge_headers",
     "provider_attribution_headers",
     "provider_headers_to_record",
+    "resolve_cache_retention",
     "resolve_grammar_constrained_sampling",
     "resolve_json_schema_strict_sampling",
     "sanitize_surrogates",
@@ -396,6 +397,14 @@ def get_provider_env_value(name: str, env: Mapping[str, str] | None = None) -> s
     if env is not None and env.get(name):
         return env[name]
     return os.environ.get(name) or None
+
+
+def resolve_cache_retention(retention: str | None) -> str:
+    """pi-ai's ``resolveCacheRetention`` (the same in each API): the option, else ``long`` with
+    ``$PI_CACHE_RETENTION=long``, else ``short``."""
+    if retention:
+        return retention
+    return "long" if get_provider_env_value("PI_CACHE_RETENTION") == "long" else "short"
 
 
 # ---------------------------------------------------------------- utils/headers

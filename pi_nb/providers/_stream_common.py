@@ -57,6 +57,7 @@ __all__ = [
     "js_sdk_status_error",
     "js_sdk_stream_error",
     "js_shaped_error_from",
+    "js_string",
     "normalize_provider_error",
     "openrouter_raw_metadata",
     "parse_json_with_repair",
@@ -65,6 +66,7 @@ __all__ = [
     "redact_key",
     "repair_json",
     "require_httpx",
+    "require_openai",
     "safe_json_stringify",
     "truncate_error_text",
 ]
@@ -72,6 +74,20 @@ __all__ = [
 
 CostFunction = Callable[[Usage], Mapping[str, float]]
 """Given a finished usage dict, return its cost dict ``{input, output, cacheRead, cacheWrite, total}``."""
+
+
+def require_openai(provider: str) -> Any:
+    """The ``openai`` SDK module; a :class:`~pi_nb.errors.MissingDependencyError` naming the extra
+    that installs it otherwise."""
+    try:
+        import openai
+    except ImportError as error:
+        from pi_nb.errors import MissingDependencyError
+
+        raise MissingDependencyError(
+            f"The {provider} provider needs the openai SDK: pip install 'pi_nb[openai]'"
+        ) from error
+    return openai
 
 
 def require_httpx(provider: str, extra: str) -> Any:
@@ -407,7 +423,7 @@ def _is_js_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _js_string(value: Any) -> str:
+def js_string(value: Any) -> str:
     """``String(value)`` for the values a JSON-ish object can hold."""
     if isinstance(value, Undefined):
         return "undefined"
@@ -422,7 +438,7 @@ def _js_string(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, (list, tuple)):
-        return ",".join("" if x is None or isinstance(x, Undefined) else _js_string(x) for x in value)
+        return ",".join("" if x is None or isinstance(x, Undefined) else js_string(x) for x in value)
     if isinstance(value, JsError):
         return f"Error: {value.message}" if value.message else "Error"
     if isinstance(value, BaseException):
@@ -434,11 +450,11 @@ def safe_json_stringify(value: Any) -> str:
     """``JSON.stringify(value)`` (compact, JavaScript key order and numbers, non-ASCII kept), or
     ``String(value)`` where it gives ``undefined`` or throws."""
     if isinstance(value, Undefined) or callable(value):
-        return _js_string(value)
+        return js_string(value)
     try:
         return js_stringify(value)
     except (TypeError, ValueError, RecursionError):
-        return _js_string(value)
+        return js_string(value)
 
 
 def _utf16_slice(text: str, end: int) -> str:
@@ -529,11 +545,11 @@ def format_provider_error(norm: NormalizedProviderError, prefix: str | None = No
     message = norm["message"]
     if norm["messageCarriesBody"] or status is None or body is None:
         if prefix is not None and status is not None:
-            return f"{prefix} ({_js_string(status)}): {message}"
+            return f"{prefix} ({js_string(status)}): {message}"
         return message
     if prefix is not None:
-        return f"{prefix} ({_js_string(status)}): {body}"
-    return f"{_js_string(status)}: {body}"
+        return f"{prefix} ({js_string(status)}): {body}"
+    return f"{js_string(status)}: {body}"
 
 
 def openrouter_raw_metadata(error: object) -> str | None:
@@ -546,7 +562,7 @@ def openrouter_raw_metadata(error: object) -> str | None:
         return None
     metadata = error.error.get("metadata")
     raw = metadata.get("raw") if isinstance(metadata, Mapping) else None
-    return _js_string(raw) if js_truthy(raw) else None
+    return js_string(raw) if js_truthy(raw) else None
 
 
 def api_error_message(api: str, error: object) -> str:

@@ -53,10 +53,10 @@ from pi_nb.providers._pi_ai_util import (
     calculate_cost,
     cloudflare_ai_gateway_auth,
     get_json_schema_tool_parameters,
-    get_provider_env_value,
     has_header,
     merge_headers,
     provider_attribution_headers,
+    resolve_cache_retention,
     resolve_json_schema_strict_sampling,
     sanitize_surrogates,
     split_deferred_tools,
@@ -229,15 +229,6 @@ def _fallback_models(model: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 # --------------------------------------------------------------------------------------------
 # prompt caching
-
-
-def resolve_cache_retention(retention: str | None) -> str:
-    """The cache retention asked for, else ``long`` with ``$PI_CACHE_RETENTION=long``, else ``short``."""
-    if retention:
-        return retention
-    if get_provider_env_value("PI_CACHE_RETENTION") == "long":
-        return "long"
-    return "short"
 
 
 def cache_control_for(model: Mapping[str, Any], retention: str | None) -> dict[str, Any] | None:

@@ -40,8 +40,7 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
-from pi_nb._js import js_json_parse, js_number_to_string, js_stringify, js_truthy
-from pi_nb.errors import MissingDependencyError
+from pi_nb._js import js_json_parse, js_stringify, js_truthy
 from pi_nb.messages import AssistantContent, AssistantMessage, ErrorReason, ThinkingContent
 from pi_nb.providers._pi_ai_util import (
     append_grammar_tool_input_json_delta,
@@ -52,6 +51,7 @@ from pi_nb.providers._pi_ai_util import (
     get_grammar_tool_input,
     get_json_schema_tool_parameters,
     provider_attribution_headers,
+    resolve_cache_retention,
     resolve_grammar_constrained_sampling,
     resolve_json_schema_strict_sampling,
     sanitize_surrogates,
@@ -64,8 +64,10 @@ from pi_nb.providers._stream_common import (
     apply_cost,
     iter_openai_sse_json,
     js_shaped_error_from,
+    js_string,
     parse_streaming_json,
     redact_key,
+    require_openai,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -103,13 +105,7 @@ JsonDict = dict[str, Any]
 
 
 def _require_openai() -> Any:
-    try:
-        import openai
-    except ImportError as error:  # pragma: no cover - exercised only without the extra
-        raise MissingDependencyError(
-            "The OpenAI-compatible provider needs the openai SDK: pip install 'pi_nb[openai]'"
-        ) from error
-    return openai
+    return require_openai("OpenAI-compatible")
 
 
 # --- compat -------------------------------------------------------------------------------------
@@ -688,13 +684,6 @@ def _apply_cache_control(
 # --- request ------------------------------------------------------------------------------------
 
 
-def resolve_cache_retention(retention: str | None) -> str:
-    """pi-ai's ``resolveCacheRetention``: the option, else ``long`` from ``PI_CACHE_RETENTION``, else ``short``."""
-    if retention:
-        return retention
-    return "long" if os.environ.get("PI_CACHE_RETENTION") == "long" else "short"
-
-
 def _resolve_template_value(
     model: Mapping[str, Any], effort: str | None, value: Any, budget: int | None
 ) -> tuple[bool, Any]:
@@ -965,23 +954,6 @@ def error_text(error: BaseException) -> str:
     return api_error_message("openai-completions", error.js if isinstance(error, JsApiError) else error)
 
 
-def _js_string(value: Any) -> str:
-    """``String(value)`` for JSON values."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, str):
-        return value
-    if _is_number(value):
-        return js_number_to_string(value)
-    if isinstance(value, list):
-        return ",".join("" if v is None else _js_string(v) for v in value)
-    return "[object Object]"
-
-
 # --- retries ------------------------------------------------------------------------------------
 
 
@@ -1039,7 +1011,7 @@ def map_stop_reason(reason: Any) -> tuple[str, str | None]:
         return "length", None
     if reason in ("function_call", "tool_calls"):
         return "toolUse", None
-    return "error", f"Provider finish_reason: {_js_string(reason)}"
+    return "error", f"Provider finish_reason: {js_string(reason)}"
 
 
 # --- the model ----------------------------------------------------------------------------------
@@ -1326,7 +1298,7 @@ class _Turn:
             return events
         content = delta.get("content")
         if content is not None and _has_length(content):
-            events.extend(self._text(_js_string(content)))
+            events.extend(self._text(js_string(content)))
         field = next(
             (f for f in ("reasoning_content", "reasoning", "reasoning_text") if _non_empty_str(delta.get(f))),
             None,
@@ -1426,11 +1398,11 @@ class _Turn:
         arguments = function.get("arguments") if function else None
         custom_input = custom.get("input") if custom else None
         if js_truthy(arguments):
-            piece = arguments if isinstance(arguments, str) else _js_string(arguments)
+            piece = arguments if isinstance(arguments, str) else js_string(arguments)
             self.partial_args[id(block)] = self.partial_args.get(id(block), "") + piece
             block["arguments"] = parse_streaming_json(self.partial_args[id(block)])
         elif js_truthy(custom_input):
-            text = custom_input if isinstance(custom_input, str) else _js_string(custom_input)
+            text = custom_input if isinstance(custom_input, str) else js_string(custom_input)
             piece = self._append_custom(block, self._custom_input(block) + text, False) or ""
         events.append(self._event("toolcall_delta", block, delta=piece))
         return events

@@ -42,7 +42,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
 from pi_nb._js import js_json_parse_v8, js_stringify, js_truthy
-from pi_nb.errors import MissingDependencyError
 from pi_nb.messages import (
     AssistantContent,
     AssistantMessage,
@@ -59,6 +58,7 @@ from pi_nb.providers._pi_ai_util import (
     get_grammar_tool_input,
     get_json_schema_tool_parameters,
     provider_attribution_headers,
+    resolve_cache_retention,
     resolve_grammar_constrained_sampling,
     resolve_json_schema_strict_sampling,
     sanitize_surrogates,
@@ -73,8 +73,10 @@ from pi_nb.providers._stream_common import (
     block_start_event,
     iter_openai_sse_json,
     js_shaped_error_from,
+    js_string,
     parse_streaming_json,
     redact_key,
+    require_openai,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -111,13 +113,7 @@ _HEADER_AUTH_PROVIDERS = frozenset({"cloudflare-ai-gateway"})
 
 
 def _require_openai() -> Any:
-    try:
-        import openai
-    except ImportError as error:  # pragma: no cover - exercised only without the extra
-        raise MissingDependencyError(
-            "The OpenAI Responses provider needs the openai SDK: pip install 'pi_nb[openai]'"
-        ) from error
-    return openai
+    return require_openai("OpenAI Responses")
 
 
 # ---------------------------------------------------------------- compat
@@ -146,14 +142,6 @@ def get_compat(model: Mapping[str, Any]) -> dict[str, Any]:
         "supportsExplicitPromptCacheMode": flag("supportsExplicitPromptCacheMode", False),
         "supportsMaxOutputTokens": flag("supportsMaxOutputTokens", True),
     }
-
-
-def _resolve_cache_retention(cache_retention: str | None) -> str:
-    if cache_retention:
-        return cache_retention
-    if os.environ.get("PI_CACHE_RETENTION") == "long":
-        return "long"
-    return "short"
 
 
 # ---------------------------------------------------------------- text signatures
@@ -508,18 +496,8 @@ def _join_text(value: Any) -> str:
 
 
 def _js_text(value: Any, missing: bool = False) -> str:
-    """A value as a JavaScript template literal prints it."""
-    if missing:
-        return "undefined"
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, (dict, list)):
-        return "[object Object]" if isinstance(value, dict) else ",".join(_js_text(v) for v in value)
-    return str(value)
+    """A value as a JavaScript template literal prints it (``undefined`` when ``missing``)."""
+    return "undefined" if missing else js_string(value)
 
 
 class _StreamError(Exception):
@@ -636,7 +614,7 @@ class OpenAIResponsesProvider(RemoteModel):
             deferred_tools_mode=mode,
             tool_options=tool_options,
         )
-        retention = _resolve_cache_retention(options.get("cacheRetention"))
+        retention = resolve_cache_retention(options.get("cacheRetention"))
         params: dict[str, Any] = {"model": model.get("id"), "input": messages, "stream": True}
         if retention != "none":
             key = clamp_openai_prompt_cache_key(options.get("sessionId"))
@@ -764,7 +742,7 @@ class OpenAIResponsesProvider(RemoteModel):
             extra_headers = self._request_headers(model, opts.session_id)
             api_key = self._api_key(model, extra_headers)
             stream_options = self._options(model, context, opts)
-            retention = _resolve_cache_retention(stream_options.get("cacheRetention"))
+            retention = resolve_cache_retention(stream_options.get("cacheRetention"))
             cache_session = None if retention == "none" else opts.session_id
             client, omitted = self._client(model, api_key, cache_session, extra_headers)
             params = self._params(model, context, stream_options)

@@ -12,7 +12,7 @@ same texts (V8's ``JSON.parse`` messages for a ``data:`` line that is not JSON).
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypedDict, cast
 
@@ -37,7 +37,7 @@ from pi_nb.messages import (
     Usage,
     UsageCost,
 )
-from pi_nb.providers.base import REDACTED_KEY
+from pi_nb.providers.base import REDACTED_KEY, CostFunction
 
 __all__ = [
     "MAX_PROVIDER_ERROR_BODY_CHARS",
@@ -70,10 +70,6 @@ __all__ = [
     "safe_json_stringify",
     "truncate_error_text",
 ]
-
-
-CostFunction = Callable[[Usage], Mapping[str, float]]
-"""Given a finished usage dict, return its cost dict ``{input, output, cacheRead, cacheWrite, total}``."""
 
 
 def require_openai(provider: str) -> Any:

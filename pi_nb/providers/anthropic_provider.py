@@ -62,7 +62,6 @@ from pi_nb.providers._pi_ai_util import (
     split_deferred_tools,
 )
 from pi_nb.providers._stream_common import (
-    CostFunction,
     apply_cost,
     block_delta_event,
     block_start_event,
@@ -990,10 +989,8 @@ class AnthropicModel(RemoteModel):
     default_reasoning = True
     base_url_env = "ANTHROPIC_BASE_URL"
     default_api_key_env = "ANTHROPIC_API_KEY"
-    cost_function: CostFunction | None = None
 
-    def __init__(self, id: str, *, cost_function: CostFunction | None = None, **kwargs: Any) -> None:
-        """``cost_function`` (optional) turns a usage into its cost (``usage["cost"]``)."""
+    def __init__(self, id: str, **kwargs: Any) -> None:
         super().__init__(id, **kwargs)
         if self.provider == "anthropic":
             # the sign-in variables pi-ai reads before the key: their values are secrets too
@@ -1001,7 +998,6 @@ class AnthropicModel(RemoteModel):
 
             for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN"):
                 register_secret_env(name)
-        self.cost_function = cost_function
 
     def _auth(self) -> tuple[str | None, dict[str, str | None]]:
         return resolve_auth(self.pi_ai_model(), self.api_key_env)

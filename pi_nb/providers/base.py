@@ -18,7 +18,7 @@ import copy
 import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
@@ -367,6 +367,10 @@ def snapshot_message(message: AssistantMessage) -> AssistantMessage:
     return {**message, "content": [b.copy() for b in message["content"]]}
 
 
+CostFunction = Callable[[Usage], Mapping[str, float]]
+"""Given a finished usage dict, return its cost dict ``{input, output, cacheRead, cacheWrite, total}``."""
+
+
 class RemoteModel(Model):
     """A model behind an HTTP API: base URL, the environment variable holding its key, timeouts.
 
@@ -374,6 +378,8 @@ class RemoteModel(Model):
     in a message or in a session. Subclasses set the class defaults below and implement ``stream``.
     ``max_retries`` is pi-ai's provider retry of a failed request (Pi's ``retry.provider.maxRetries``,
     :mod:`pi_nb.providers.provider_retry`): 0 unless given, since Pi leaves that setting unset.
+    ``cost_function`` (optional) turns a finished usage into its cost (``usage["cost"]``; the
+    registry sets the catalog's prices); without it costs stay zero.
     """
 
     default_provider = "unknown"
@@ -382,6 +388,7 @@ class RemoteModel(Model):
     default_reasoning = False
     base_url_env = ""
     default_api_key_env = ""
+    cost_function: CostFunction | None = None
 
     def __init__(
         self,
@@ -397,6 +404,7 @@ class RemoteModel(Model):
         name: str | None = None,
         timeout: float = 600.0,
         max_retries: int = 0,
+        cost_function: CostFunction | None = None,
         pi_model: Mapping[str, Any] | None = None,
         transport: Any = None,
     ) -> None:
@@ -418,6 +426,7 @@ class RemoteModel(Model):
             register_secret_env(self.api_key_env)
         self.timeout = timeout
         self.max_retries = max_retries
+        self.cost_function = cost_function
         # the catalog entry as pi-ai has it (compat, headers, thinkingLevelMap, cost...): open JSON
         self.pi_model_raw: dict[str, Any] = dict(pi_model or {})
         # an httpx.AsyncBaseTransport for every request of this model (tests capture the wire

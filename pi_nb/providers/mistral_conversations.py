@@ -48,7 +48,6 @@ from pi_nb.providers._pi_ai_util import (
     sanitize_surrogates,
 )
 from pi_nb.providers._stream_common import (
-    CostFunction,
     apply_cost,
     block_delta_event,
     block_start_event,
@@ -383,12 +382,10 @@ class MistralConversationsModel(RemoteModel):
     default_reasoning = False
     base_url_env = "MISTRAL_BASE_URL"
     default_api_key_env = "MISTRAL_API_KEY"
-    cost_function: CostFunction | None = None
 
-    def __init__(self, id: str, *, cost_function: CostFunction | None = None, **kwargs: Any) -> None:
+    def __init__(self, id: str, **kwargs: Any) -> None:
         kwargs.setdefault("base_url", "https://api.mistral.ai")
         super().__init__(id, **kwargs)
-        self.cost_function = cost_function
 
     def pi_ai_model(self) -> dict[str, Any]:
         model = super().pi_ai_model()

@@ -1042,19 +1042,16 @@ class OpenAICompatModel(RemoteModel):
     default_reasoning = False
     base_url_env = "OPENAI_BASE_URL"
     default_api_key_env = "OPENAI_API_KEY"
-    cost_function: CostFunction | None = None
     requires_finish_reason: bool = True
 
     def __init__(
         self,
         id: str,
         *,
-        cost_function: CostFunction | None = None,
         requires_finish_reason: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(id, **kwargs)
-        self.cost_function = cost_function
         self.requires_finish_reason = requires_finish_reason
 
     def pi_model(self) -> JsonDict:

@@ -66,7 +66,6 @@ from pi_nb.providers._pi_ai_util import (
     split_deferred_tools,
 )
 from pi_nb.providers._stream_common import (
-    CostFunction,
     api_error_message,
     apply_cost,
     block_delta_event,
@@ -521,20 +520,17 @@ class OpenAIResponsesProvider(RemoteModel):
     default_reasoning = False
     base_url_env = "OPENAI_BASE_URL"
     default_api_key_env = "OPENAI_API_KEY"
-    cost_function: CostFunction | None = None
 
     def __init__(
         self,
         id: str,
         *,
-        cost_function: CostFunction | None = None,
         thinking_level_map: Mapping[str, str | None] | None = None,
         supports_developer_role: bool | None = None,
         supports_strict_mode: bool | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(id, **kwargs)
-        self.cost_function = cost_function
         self.thinking_level_map: dict[str, str | None] | None = (
             dict(thinking_level_map) if thinking_level_map is not None else None
         )

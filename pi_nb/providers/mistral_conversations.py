@@ -64,7 +64,12 @@ from pi_nb.providers.base import (
     snapshot_message,
 )
 from pi_nb.providers.openai_responses import short_hash
-from pi_nb.providers.simple_options import build_base_options, clamp_thinking_level, pi_user_agent
+from pi_nb.providers.simple_options import (
+    build_base_options,
+    clamp_thinking_level,
+    pi_user_agent,
+    simple_stream_options,
+)
 from pi_nb.providers.transform_messages import transform_messages
 
 __all__ = ["MistralConversationsModel", "derive_mistral_tool_call_id", "to_mistral_messages"]
@@ -396,15 +401,7 @@ class MistralConversationsModel(RemoteModel):
         self, model: Mapping[str, Any], context: Context, opts: StreamOptions, api_key: str
     ) -> dict[str, Any]:
         """pi-ai's ``streamSimple``: base options plus ``promptMode`` / ``reasoningEffort``."""
-        simple: dict[str, Any] = {}
-        if opts.max_tokens is not None:
-            simple["maxTokens"] = opts.max_tokens
-        if opts.temperature is not None:
-            simple["temperature"] = opts.temperature
-        if opts.session_id is not None:
-            simple["sessionId"] = opts.session_id
-        if opts.cache_retention is not None:
-            simple["cacheRetention"] = opts.cache_retention
+        simple = simple_stream_options(opts)
         base = build_base_options(model, cast(Mapping[str, Any], context.to_dict()), simple, api_key)
         level = clamp_thinking_level(model, opts.reasoning) if opts.reasoning else None
         reasoning = None if level == "off" else level

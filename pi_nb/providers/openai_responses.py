@@ -86,7 +86,12 @@ from pi_nb.providers.base import (
     snapshot_message,
 )
 from pi_nb.providers.provider_retry import ProviderFailure, retry_provider_request
-from pi_nb.providers.simple_options import build_base_options, clamp_thinking_level, pi_user_agent
+from pi_nb.providers.simple_options import (
+    build_base_options,
+    clamp_thinking_level,
+    pi_user_agent,
+    simple_stream_options,
+)
 from pi_nb.providers.transform_messages import transform_messages
 
 __all__ = [
@@ -557,15 +562,7 @@ class OpenAIResponsesProvider(RemoteModel):
     def _options(self, model: Mapping[str, Any], context: Context, opts: StreamOptions) -> dict[str, Any]:
         """pi-ai's ``streamSimple``: the base options (``maxTokens`` clamped to the context left) and
         the reasoning effort (the level clamped to the model's levels; none for ``off``)."""
-        simple: dict[str, Any] = {}
-        if opts.max_tokens is not None:
-            simple["maxTokens"] = opts.max_tokens
-        if opts.temperature is not None:
-            simple["temperature"] = opts.temperature
-        if opts.session_id is not None:
-            simple["sessionId"] = opts.session_id
-        if opts.cache_retention is not None:
-            simple["cacheRetention"] = opts.cache_retention
+        simple = simple_stream_options(opts)
         if opts.extra:
             simple["samplingParams"] = dict(opts.extra)
         base = build_base_options(model, cast(Mapping[str, Any], context.to_dict()), simple)

@@ -38,6 +38,7 @@ __all__ = [
     "estimate_text_tokens",
     "get_supported_thinking_levels",
     "pi_user_agent",
+    "simple_stream_options",
     "thinking_budget_for_level",
 ]
 
@@ -253,6 +254,22 @@ _BASE_OPTION_KEYS: Final = (
     "metadata",
     "env",
 )
+
+
+def simple_stream_options(opts: Any) -> dict[str, Any]:
+    """The ``SimpleStreamOptions`` pi-ai's ``streamSimple`` receives from Pi's agent, out of a
+    :class:`~pi_nb.providers.base.StreamOptions`: ``maxTokens``, ``temperature``, ``sessionId``,
+    ``cacheRetention``, each only when set."""
+    simple: dict[str, Any] = {}
+    for key, value in (
+        ("maxTokens", opts.max_tokens),
+        ("temperature", opts.temperature),
+        ("sessionId", opts.session_id),
+        ("cacheRetention", opts.cache_retention),
+    ):
+        if value is not None:
+            simple[key] = value
+    return simple
 
 
 def build_base_options(

@@ -404,4 +404,8 @@ def test_config_refuses_a_thinking_level_outside_pis(shell: Any) -> None:
         magics.thinking_level = "ultra"
     magics.thinking_level = "max"
     shell.run_line_magic("pi", "new --in-memory")
-    assert magics.session.thinking_level == "max"
+    # Pi clamps the level to the model: the offline model does not reason, so "off"
+    assert magics.session.thinking_level == "off"
+    magics.thinking_level = None
+    shell.run_line_magic("pi", "new --in-memory")
+    assert magics.session.thinking_level == "off"

@@ -633,6 +633,29 @@ class SettingsManager:
 
         return validate_thinking_level(value, "settings defaultThinkingLevel")
 
+    def get_model_thinking_level(self, provider: str, model_id: str) -> str | None:
+        """``modelThinkingLevels["provider/id"]``: the level Pi remembers for one model (``None``
+        when unset); a value outside Pi's levels raises :class:`~pi_nb.errors.InvalidValueError`."""
+        levels = self._settings.get("modelThinkingLevels")
+        value = levels.get(f"{provider}/{model_id}") if isinstance(levels, dict) else None
+        if value is None:
+            return None
+        from pi_nb.providers.base import validate_thinking_level
+
+        return validate_thinking_level(value, f'settings modelThinkingLevels["{provider}/{model_id}"]')
+
+    def get_all_model_thinking_levels(self) -> dict[str, str]:
+        levels = self._settings.get("modelThinkingLevels")
+        return dict(levels) if isinstance(levels, dict) else {}
+
+    def get_default_model_spec(self) -> str | None:
+        """``"defaultProvider/defaultModel"`` when both are set (what Pi starts a new session on
+        when no model is chosen), else ``None``."""
+        provider, model_id = self.get_default_provider(), self.get_default_model()
+        if isinstance(provider, str) and provider and isinstance(model_id, str) and model_id:
+            return f"{provider}/{model_id}"
+        return None
+
     def set_default_thinking_level(self, level: str) -> None:
         from pi_nb.providers.base import validate_thinking_level
 

@@ -55,10 +55,20 @@ for (const c of input.cases) {
 		providers[p] = { count: all.length, models: plain(kept) };
 	}
 	result.providers = providers;
-	result.lookups = (c.lookups ?? []).map(([p, id]) => {
+	result.lookups = [];
+	for (const [p, id] of c.lookups ?? []) {
 		const m = runtime.getModel(p, id);
-		return { provider: p, id, model: plain(m), clamp: m ? Object.fromEntries(LEVELS.map((l) => [l, clampThinkingLevel(m, l)])) : null };
-	});
+		const entry = { provider: p, id, model: plain(m), clamp: m ? Object.fromEntries(LEVELS.map((l) => [l, clampThinkingLevel(m, l)])) : null };
+		if (m) {
+			try {
+				const a = await runtime.getAuth(m);
+				entry.auth = { apiKey: a?.auth?.apiKey ?? null, headers: a?.auth?.headers ?? null };
+			} catch (error) {
+				entry.auth = { error: String(error?.message ?? error) };
+			}
+		}
+		result.lookups.push(entry);
+	}
 	result.auth = {};
 	for (const p of config.getProviderIds()) {
 		result.auth[p] = { configured: runtime.hasConfiguredAuth(p) };

@@ -44,7 +44,9 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     return agent, cwd
 
 
-def _setup(case: dict[str, Any], dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+def _setup(
+    case: dict[str, Any], dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path]:
     agent, cwd = dirs
     _write(agent / "models.json", case["input"]["models"])
     _write(agent / "settings.json", case["input"]["settings"])
@@ -133,7 +135,13 @@ def test_get_model_is_pis_model(
 
 def test_clamp_thinking_level_properties() -> None:
     levels = ["off", "minimal", "low", "medium", "high", "xhigh", "max"]
-    maps: list[dict[str, Any]] = [{}, {"off": None}, {"off": None, "minimal": None}, {"xhigh": "x"}, {"max": "m"}]
+    maps: list[dict[str, Any]] = [
+        {},
+        {"off": None},
+        {"off": None, "minimal": None},
+        {"xhigh": "x"},
+        {"max": "m"},
+    ]
     for reasoning in (False, True):
         for level_map in maps:
             model = {"reasoning": reasoning, "thinkingLevelMap": level_map}
@@ -164,7 +172,11 @@ def test_settings_read_as_pi_reads_them(
     assert settings.get_default_thinking_level() == pi["defaultThinkingLevel"]
     assert settings.get_all_model_thinking_levels() == pi["modelThinkingLevels"]
     comp = settings.get_compaction_settings()
-    assert {"enabled": comp.enabled, "reserveTokens": comp.reserve_tokens, "keepRecentTokens": comp.keep_recent_tokens} == pi["compaction"]
+    assert {
+        "enabled": comp.enabled,
+        "reserveTokens": comp.reserve_tokens,
+        "keepRecentTokens": comp.keep_recent_tokens,
+    } == pi["compaction"]
     assert [e.scope for e in settings.drain_errors()] == [e["scope"] for e in pi["errors"]]
 
 
@@ -208,8 +220,12 @@ def test_a_new_session_records_what_the_pi_cli_records(
     agent, cwd = _setup({"input": {**case["input"], "env": {}}}, dirs, monkeypatch)
     # as the CLI does: project trust resolved with no way to ask (a project with .pi/settings.json
     # stays untrusted, so its defaultThinkingLevel is not read)
-    spec = default_model_spec_from_settings(SettingsManager.create(str(cwd), str(agent), project_trusted=False))
-    session = AgentSession(SessionManager.in_memory(str(cwd)), get_model(spec or "offline"), agent_dir=str(agent))
+    spec = default_model_spec_from_settings(
+        SettingsManager.create(str(cwd), str(agent), project_trusted=False)
+    )
+    session = AgentSession(
+        SessionManager.in_memory(str(cwd)), get_model(spec or "offline"), agent_dir=str(agent)
+    )
     assert session.settings.is_project_trusted() == (case["input"].get("project") is None)
     entries = [
         {k: v for k, v in e.items() if k not in ("id", "parentId", "timestamp")}

@@ -367,7 +367,9 @@ def list_models(provider: str | None = None) -> list[ModelSpec]:
     custom = _agent_models()
     if provider is None:
         out = [spec for name, specs in catalog.providers.items() for spec in custom.get(name, specs)]
-        return out + [spec for name, specs in custom.items() if name not in catalog.providers for spec in specs]
+        return out + [
+            spec for name, specs in custom.items() if name not in catalog.providers for spec in specs
+        ]
     if provider in custom:
         return list(custom[provider])
     if provider not in catalog.providers:

@@ -262,7 +262,9 @@ def _models_json_entry(spec: str, provider: str, model_id: str) -> tuple[Any, Ma
     loaded = load_models_json()
     if loaded.config_error is not None:
         if provider not in list_models_json_catalog_providers():
-            raise ModelsJsonError(f"{spec}: models.json is not usable, so {provider!r} is unknown.\n{loaded.config_error}")
+            raise ModelsJsonError(
+                f"{spec}: models.json is not usable, so {provider!r} is unknown.\n{loaded.config_error}"
+            )
         warnings.warn(f"models.json is ignored: {loaded.config_error}", stacklevel=3)
         return None
     problem = loaded.provider_error(provider)

@@ -65,7 +65,6 @@ def models_json_path(agent_dir: str | None = None) -> str:
 # the schema (Pi's typebox schema of models.json) and its error messages
 
 
-
 _STR = ("string", 0)
 _STR1 = ("string", 1)
 _NUM = ("number",)
@@ -74,7 +73,9 @@ _NULL = ("null",)
 _UNKNOWN = ("unknown",)
 
 
-def _obj(props: Mapping[str, Any], required: Sequence[str] = ()) -> tuple[str, Mapping[str, Any], tuple[str, ...]]:
+def _obj(
+    props: Mapping[str, Any], required: Sequence[str] = ()
+) -> tuple[str, Mapping[str, Any], tuple[str, ...]]:
     return ("object", props, tuple(required))
 
 
@@ -110,7 +111,9 @@ _OPENROUTER_ROUTING = _obj(
         "ignore": _arr(_STR),
         "quantizations": _arr(_STR),
         "sort": _union(_STR, _obj({"by": _STR, "partition": _union(_STR, _NULL)})),
-        "max_price": _obj({"prompt": _PRICE, "completion": _PRICE, "image": _PRICE, "audio": _PRICE, "request": _PRICE}),
+        "max_price": _obj(
+            {"prompt": _PRICE, "completion": _PRICE, "image": _PRICE, "audio": _PRICE, "request": _PRICE}
+        ),
         "preferred_min_throughput": _union(_NUM, _PERCENTILES),
         "preferred_max_latency": _union(_NUM, _PERCENTILES),
     }
@@ -458,7 +461,9 @@ class _ComposeError(Exception):
 _NESTED_COMPAT = ("openRouterRouting", "vercelGatewayRouting", "chatTemplateKwargs", "chatTemplateArgs")
 
 
-def _merge_compat(base: Mapping[str, Any] | None, override: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _merge_compat(
+    base: Mapping[str, Any] | None, override: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
     if not override:
         return dict(base) if base is not None else None
     merged = {**(base or {}), **override}
@@ -482,7 +487,10 @@ def _set(model: dict[str, Any], key: str, value: Any) -> None:
 
 
 def _model_from_json(
-    provider_id: str, definition: Mapping[str, Any], config: Mapping[str, Any], defaults: Mapping[str, Any] | None
+    provider_id: str,
+    definition: Mapping[str, Any],
+    config: Mapping[str, Any],
+    defaults: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     model_id = definition["id"]
     api = definition.get("api") or config.get("api") or (defaults or {}).get("api")
@@ -507,7 +515,9 @@ def _model_from_json(
         "baseUrl": base_url,
         "reasoning": definition.get("reasoning", False),
         "input": list(definition.get("input", ["text"])),
-        "cost": copy.deepcopy(definition.get("cost", {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0})),
+        "cost": copy.deepcopy(
+            definition.get("cost", {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0})
+        ),
         "contextWindow": window if window is not None else 128000,
         "maxTokens": limit if limit is not None else 16384,
     }
@@ -517,7 +527,9 @@ def _model_from_json(
     return model
 
 
-def _find_defaults(models: Sequence[Mapping[str, Any]], model_id: str, api: str | None) -> Mapping[str, Any] | None:
+def _find_defaults(
+    models: Sequence[Mapping[str, Any]], model_id: str, api: str | None
+) -> Mapping[str, Any] | None:
     for pick in (
         lambda m: m["id"] == model_id,
         (lambda m: m["api"] == api) if api else None,
@@ -665,7 +677,13 @@ def config_value_env_names(config: str) -> list[str]:
 def _run_command(command: str) -> str | None:
     try:
         done = subprocess.run(
-            command, shell=True, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL, check=False
+            command,
+            shell=True,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -703,7 +721,9 @@ def resolve_config_value_or_raise(config: str, description: str, env: Mapping[st
     if len(missing) == 1:
         raise ModelsJsonError(f"Failed to resolve {description} from environment variable: {missing[0]}")
     if missing:
-        raise ModelsJsonError(f"Failed to resolve {description} from environment variables: {', '.join(missing)}")
+        raise ModelsJsonError(
+            f"Failed to resolve {description} from environment variables: {', '.join(missing)}"
+        )
     raise ModelsJsonError(f"Failed to resolve {description}")
 
 

@@ -44,7 +44,12 @@ OLLAMA = {
             "apiKey": "ollama",
             "models": [
                 {"id": "llama3.1:8b"},
-                {"id": "qwen2.5-coder:7b", "name": "Qwen 2.5 Coder", "contextWindow": 32768, "maxTokens": 8192},
+                {
+                    "id": "qwen2.5-coder:7b",
+                    "name": "Qwen 2.5 Coder",
+                    "contextWindow": 32768,
+                    "maxTokens": 8192,
+                },
                 {"id": "qwq:32b", "reasoning": True, "compat": {"thinkingFormat": "qwen"}},
             ],
         }
@@ -72,7 +77,10 @@ VLLM = {
                     "headers": {"X-Model-Route": "qwen3"},
                     "compat": {"thinkingFormat": "qwen-chat-template", "chatTemplateKwargs": {"foo": 1}},
                 },
-                {"id": "meta-llama/Llama-3.3-70B-Instruct", "cost": {"input": 0.1, "output": 0.2, "cacheRead": 0, "cacheWrite": 0}},
+                {
+                    "id": "meta-llama/Llama-3.3-70B-Instruct",
+                    "cost": {"input": 0.1, "output": 0.2, "cacheRead": 0, "cacheWrite": 0},
+                },
             ],
         }
     }
@@ -122,7 +130,14 @@ PROXY = {
             "headers": {"x-corp-team": "research"},
             "compat": {"supportsEagerToolInputStreaming": False, "supportsLongCacheRetention": False},
             "models": [
-                {"id": "claude-sonnet-4-5", "name": "Sonnet (proxy)", "reasoning": True, "input": ["text", "image"], "contextWindow": 200000, "maxTokens": 64000},
+                {
+                    "id": "claude-sonnet-4-5",
+                    "name": "Sonnet (proxy)",
+                    "reasoning": True,
+                    "input": ["text", "image"],
+                    "contextWindow": 200000,
+                    "maxTokens": 64000,
+                },
                 {"id": "claude-haiku-4-5", "api": "anthropic-messages", "baseUrl": "https://other.example"},
             ],
         },
@@ -157,15 +172,71 @@ COMMENTS = """{
 BAD: dict[str, Any] = {
     "bad_json": '{"providers": {"x": {"baseUrl": "http://a"',
     "bad_root": {"provider": {}},
-    "bad_context_type": {"providers": {"x": {"baseUrl": "http://a", "api": "openai-completions", "apiKey": "k", "models": [{"id": "m", "contextWindow": "big"}]}}},
-    "bad_missing_id": {"providers": {"x": {"baseUrl": "http://a", "api": "openai-completions", "apiKey": "k", "models": [{"name": "m"}]}}},
-    "bad_no_baseurl": {"providers": {"x": {"api": "openai-completions", "apiKey": "k", "models": [{"id": "m"}]}}},
+    "bad_context_type": {
+        "providers": {
+            "x": {
+                "baseUrl": "http://a",
+                "api": "openai-completions",
+                "apiKey": "k",
+                "models": [{"id": "m", "contextWindow": "big"}],
+            }
+        }
+    },
+    "bad_missing_id": {
+        "providers": {
+            "x": {
+                "baseUrl": "http://a",
+                "api": "openai-completions",
+                "apiKey": "k",
+                "models": [{"name": "m"}],
+            }
+        }
+    },
+    "bad_no_baseurl": {
+        "providers": {"x": {"api": "openai-completions", "apiKey": "k", "models": [{"id": "m"}]}}
+    },
     "bad_no_api": {"providers": {"x": {"baseUrl": "http://a", "apiKey": "k", "models": [{"id": "m"}]}}},
     "bad_empty_provider": {"providers": {"x": {"name": "X"}}},
-    "bad_zero_window": {"providers": {"x": {"baseUrl": "http://a", "api": "openai-completions", "apiKey": "k", "models": [{"id": "m", "contextWindow": 0}]}, "ok": {"baseUrl": "http://b", "api": "openai-completions", "apiKey": "k", "models": [{"id": "fine"}]}}},
-    "bad_input_kind": {"providers": {"x": {"baseUrl": "http://a", "api": "openai-completions", "apiKey": "k", "models": [{"id": "m", "input": ["text", "audio"]}]}}},
-    "bad_thinking_format": {"providers": {"x": {"baseUrl": "http://a", "api": "openai-completions", "apiKey": "k", "compat": {"thinkingFormat": "bogus"}, "models": [{"id": "m"}]}}},
-    "bad_no_auth": {"providers": {"x": {"baseUrl": "http://a", "api": "openai-completions", "models": [{"id": "m"}]}}},
+    "bad_zero_window": {
+        "providers": {
+            "x": {
+                "baseUrl": "http://a",
+                "api": "openai-completions",
+                "apiKey": "k",
+                "models": [{"id": "m", "contextWindow": 0}],
+            },
+            "ok": {
+                "baseUrl": "http://b",
+                "api": "openai-completions",
+                "apiKey": "k",
+                "models": [{"id": "fine"}],
+            },
+        }
+    },
+    "bad_input_kind": {
+        "providers": {
+            "x": {
+                "baseUrl": "http://a",
+                "api": "openai-completions",
+                "apiKey": "k",
+                "models": [{"id": "m", "input": ["text", "audio"]}],
+            }
+        }
+    },
+    "bad_thinking_format": {
+        "providers": {
+            "x": {
+                "baseUrl": "http://a",
+                "api": "openai-completions",
+                "apiKey": "k",
+                "compat": {"thinkingFormat": "bogus"},
+                "models": [{"id": "m"}],
+            }
+        }
+    },
+    "bad_no_auth": {
+        "providers": {"x": {"baseUrl": "http://a", "api": "openai-completions", "models": [{"id": "m"}]}}
+    },
 }
 
 
@@ -198,12 +269,18 @@ CASES = [
         lookups=[["vllm", "Qwen/Qwen3-32B"]],
     ),
     case("vllm_no_env", VLLM, lookups=[["vllm", "Qwen/Qwen3-32B"]]),
-    case("lmstudio", LMSTUDIO, lookups=[["lmstudio", "openai/gpt-oss-20b"], ["lmstudio", "google/gemma-3-27b"]]),
+    case(
+        "lmstudio", LMSTUDIO, lookups=[["lmstudio", "openai/gpt-oss-20b"], ["lmstudio", "google/gemma-3-27b"]]
+    ),
     case(
         "openrouter",
         OPENROUTER,
         env={"OPENROUTER_API_KEY": "or-key"},
-        lookups=[["openrouter", "anthropic/claude-opus-4.5"], ["openrouter", "openai/gpt-5"], ["openrouter", "acme/new-model"]],
+        lookups=[
+            ["openrouter", "anthropic/claude-opus-4.5"],
+            ["openrouter", "openai/gpt-5"],
+            ["openrouter", "acme/new-model"],
+        ],
     ),
     case(
         "proxy",
@@ -220,7 +297,11 @@ CASES = [
     case("comments", COMMENTS, lookups=[["local", "model.gguf"]]),
     *[case(name, body, lookups=[["x", "m"], ["ok", "fine"]]) for name, body in BAD.items()],
     # settings: the model and thinking level of a new session
-    case("new_reasoning_default", LMSTUDIO, settings={"defaultProvider": "vllm", "defaultModel": "Qwen/Qwen3-32B"}),
+    case(
+        "new_reasoning_default",
+        LMSTUDIO,
+        settings={"defaultProvider": "vllm", "defaultModel": "Qwen/Qwen3-32B"},
+    ),
     case(
         "new_default_model",
         VLLM,
@@ -231,7 +312,11 @@ CASES = [
     case(
         "new_default_level_project",
         VLLM,
-        settings={"defaultProvider": "vllm", "defaultModel": "Qwen/Qwen3-32B", "defaultThinkingLevel": "high"},
+        settings={
+            "defaultProvider": "vllm",
+            "defaultModel": "Qwen/Qwen3-32B",
+            "defaultThinkingLevel": "high",
+        },
         project={"defaultThinkingLevel": "low"},
         env={"VLLM_API_KEY": "vk", "TEAM_NAME": "t"},
         new_session={},
@@ -245,7 +330,11 @@ CASES = [
     case(
         "new_clamp_off_to_low",
         LMSTUDIO,
-        settings={"defaultProvider": "lmstudio", "defaultModel": "openai/gpt-oss-20b", "defaultThinkingLevel": "off"},
+        settings={
+            "defaultProvider": "lmstudio",
+            "defaultModel": "openai/gpt-oss-20b",
+            "defaultThinkingLevel": "off",
+        },
         new_session={},
     ),
     case(
@@ -341,11 +430,23 @@ class _Scripted(http.server.BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length) or b"{}")
         type(self).bodies.append({"path": self.path, "body": body})
         chunks = [
-            {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body.get("model"),
-             "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ok"}, "finish_reason": None}]},
-            {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body.get("model"),
-             "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-             "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}},
+            {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": body.get("model"),
+                "choices": [
+                    {"index": 0, "delta": {"role": "assistant", "content": "ok"}, "finish_reason": None}
+                ],
+            },
+            {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": body.get("model"),
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+            },
         ]
         payload = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
         data = payload.encode()
@@ -363,10 +464,17 @@ CLI_CASES: list[dict[str, Any]] = [
     {"name": "cli_reasoning_default", "settings": {"defaultProvider": "scripted", "defaultModel": "thinker"}},
     {
         "name": "cli_default_level",
-        "settings": {"defaultProvider": "scripted", "defaultModel": "thinker", "defaultThinkingLevel": "high"},
+        "settings": {
+            "defaultProvider": "scripted",
+            "defaultModel": "thinker",
+            "defaultThinkingLevel": "high",
+        },
         "project": {"defaultThinkingLevel": "minimal"},
     },
-    {"name": "cli_non_reasoning", "settings": {"defaultProvider": "scripted", "defaultModel": "plain", "defaultThinkingLevel": "high"}},
+    {
+        "name": "cli_non_reasoning",
+        "settings": {"defaultProvider": "scripted", "defaultModel": "plain", "defaultThinkingLevel": "high"},
+    },
     {
         "name": "cli_clamped",
         "settings": {"defaultProvider": "scripted", "defaultModel": "no-off", "defaultThinkingLevel": "off"},
@@ -433,8 +541,15 @@ def run_cli(tmp: Path) -> dict[str, Any]:
                         "rc": r.returncode,
                         "stdout": r.stdout,
                         "stderr": r.stderr[-2000:],
-                        "entries": [e for e in entries if e.get("type") in ("session", "model_change", "thinking_level_change")],
-                        "requests": [{"model": b["body"].get("model"), "keys": sorted(b["body"])} for b in _Scripted.bodies],
+                        "entries": [
+                            e
+                            for e in entries
+                            if e.get("type") in ("session", "model_change", "thinking_level_change")
+                        ],
+                        "requests": [
+                            {"model": b["body"].get("model"), "keys": sorted(b["body"])}
+                            for b in _Scripted.bodies
+                        ],
                     },
                     {str(agent): "<AGENT>", str(cwd): "<CWD>", base: "<BASE>"},
                 ),

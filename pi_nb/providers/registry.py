@@ -8,6 +8,16 @@ of pi-ai 0.85.0's catalog.
   reads its key from the variable pi-ai uses for that provider (``GROQ_API_KEY``,
   ``OPENROUTER_API_KEY``...). A base URL with ``{PLACEHOLDERS}`` (Cloudflare's account and gateway)
   takes them from the environment variables of the same name.
+* The agent dir's ``models.json`` (``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``) applies as Pi
+  applies it (:mod:`pi_nb.resources.models_json`): its custom providers' models (Ollama, vLLM,
+  LM Studio, a proxy...) are ``"provider/model-id"`` specs like catalog ones, and its changes to a
+  built-in provider (``baseUrl``, ``compat``, added models, ``modelOverrides``) change that
+  provider's models. The model object carries pi-ai's model dict (``pi_ai_model()``); its key is
+  the ``apiKey`` models.json gives (``"$VAR"`` names the variable; a literal or ``"!command"`` is
+  resolved as Pi resolves it), and ``model.request_headers()`` gives the headers models.json adds
+  to each request. A models.json Pi would reject raises
+  :class:`~pi_nb.resources.models_json.ModelsJsonError` with Pi's message and the file's path for
+  the providers it concerns (a broken file only warns when a catalog model is asked for).
 * An id the catalog does not have, for a provider it has, needs ``context_window=`` (the window
   is not guessed); without it the error lists the provider's close ids.
 * ``"ollama/<model>"`` is an OpenAI-compatible server at ``$OLLAMA_BASE_URL`` (default

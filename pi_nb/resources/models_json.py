@@ -249,7 +249,8 @@ _CONFIG = _obj({"providers": _rec(_PROVIDER)}, ["providers"])
 
 
 def _pointer(path: str, key: str | int) -> str:
-    return f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
+    # typebox does not escape the key: a "/" in it reads as a "." in Pi's message too
+    return f"{path}/{key}"
 
 
 def _is_number(value: Any) -> bool:

@@ -20,6 +20,10 @@
   file and ``os.replace``; a persistence failure is recorded for :meth:`drain_errors` (Pi's
   asynchronous write queue records it the same way).
 
+:func:`settings_for_session` gives the settings a session ran under (its header's ``cwd`` as the
+project), and :func:`compaction_settings_for_session` their compaction values: what every view
+over a session file draws its threshold with.
+
 Only the settings pi_nb uses have getters (compaction, branch summary, retry, project trust,
 images, resource path lists, a few defaults); :meth:`SettingsManager.get` reads any other key of
 the merged settings.

@@ -234,6 +234,36 @@ BAD: dict[str, Any] = {
             }
         }
     },
+    "bad_types": {
+        "providers": {"x": {"name": "", "baseUrl": 5, "apiKey": 3, "headers": {"a": 1}, "models": "no"}}
+    },
+    "bad_model_fields": {
+        "providers": {
+            "x": {
+                "models": [
+                    {
+                        "id": "",
+                        "cost": {"input": 1},
+                        "thinkingLevelMap": {"off": 3},
+                        "reasoning": "yes",
+                        "maxTokens": "1",
+                    }
+                ]
+            }
+        }
+    },
+    "bad_providers_list": {"providers": []},
+    "bad_root_list": [],
+    "bad_compat_and_oauth": {"providers": {"x": {"compat": "c", "oauth": "other"}}},
+    "bad_compat_all_branches": {
+        "providers": {"x": {"baseUrl": "http://a", "compat": {"supportsLongCacheRetention": "x"}}}
+    },
+    "bad_override_slash_key": {
+        "providers": {
+            "openrouter": {"modelOverrides": {"openai/gpt-5": {"cost": {"input": "1"}, "input": "text"}}}
+        }
+    },
+    "bad_provider_not_object": {"providers": {"x": 5}},
     "bad_no_auth": {
         "providers": {"x": {"baseUrl": "http://a", "api": "openai-completions", "models": [{"id": "m"}]}}
     },

@@ -188,7 +188,13 @@ def _new_session(agent: Path, cwd: Path, new: dict[str, Any]) -> AgentSession:
         spec = default_model_spec_from_settings(settings) or "offline"
     model = get_model(spec)
     manager = SessionManager.in_memory(str(cwd))
-    return AgentSession(manager, model, settings=settings, thinking_level=new.get("thinkingLevel"))
+    session = AgentSession(manager, model, settings=settings, thinking_level=new.get("thinkingLevel"))
+    for op, arg in new.get("ops") or []:
+        if op == "thinking":
+            session.set_thinking_level(arg)
+        else:
+            session.set_model(get_model("/".join(arg)))
+    return session
 
 
 NEW_CASES = sorted(n for n, c in CASES.items() if c["pi"].get("newSession"))

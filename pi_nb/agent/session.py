@@ -523,16 +523,30 @@ class AgentSession:
         self.agent.state.system_prompt = self._base_system_prompt
 
     def set_model(self, model: Model) -> None:
+        """Switch to ``model`` (a ``model_change`` entry), then apply the thinking level Pi picks
+        for a model switch: the model's ``modelThinkingLevels`` entry, else
+        ``defaultThinkingLevel``, else the current level, clamped to the new model (a
+        ``thinking_level_change`` entry when that changes the level)."""
         _check_model(model)
         register_model_secrets(model)
+        level = self.settings.get_model_thinking_level(model.provider, model.id)
+        if level is None:
+            level = self.settings.get_default_thinking_level() or self.thinking_level
         # written first: if the file cannot take the entry, the session keeps its model
         self.session_manager.append_model_change(model.provider, model.id)
         self.agent.state.model = model
+        self.set_thinking_level(level)
 
     def set_thinking_level(self, level: str) -> None:
-        validate_thinking_level(level)
-        self.session_manager.append_thinking_level_change(level)
-        self.agent.state.thinking_level = level
+        """Pi's ``setThinkingLevel``: ``level`` clamped to what the model supports; a
+        ``thinking_level_change`` entry only when the level actually changes."""
+        from pi_nb.providers.thinking_levels import clamp_thinking_level
+
+        effective = clamp_thinking_level(self.model, validate_thinking_level(level))
+        if effective == self.agent.state.thinking_level:
+            return
+        self.session_manager.append_thinking_level_change(effective)
+        self.agent.state.thinking_level = effective
 
     def _check_settings(self, model: Model) -> CompactionSettings:
         """The compaction settings, refused (InvalidValueError) when the reserve leaves no room in

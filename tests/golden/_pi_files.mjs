@@ -89,6 +89,10 @@ for (const c of input.cases) {
 		if (c.newSession.thinkingLevel) opts.thinkingLevel = c.newSession.thinkingLevel;
 		if (c.newSession.model) opts.model = runtime.getModel(...c.newSession.model);
 		const { session } = await createAgentSession(opts);
+		for (const [op, arg] of c.newSession.ops ?? []) {
+			if (op === "thinking") session.setThinkingLevel(arg);
+			else if (op === "model") await session.setModel(runtime.getModel(...arg));
+		}
 		result.newSession = {
 			model: session.model ? [session.model.provider, session.model.id] : null,
 			thinkingLevel: session.thinkingLevel,

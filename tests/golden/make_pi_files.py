@@ -385,6 +385,24 @@ CASES = [
         new_session={},
     ),
     case(
+        "session_switches",
+        OLLAMA,
+        settings={"modelThinkingLevels": {"ollama/qwq:32b": "low"}},
+        new_session={
+            "model": ["ollama", "qwq:32b"],
+            "ops": [
+                ["thinking", "max"],
+                ["thinking", "high"],
+                ["thinking", "high"],
+                ["model", ["ollama", "llama3.1:8b"]],
+                ["thinking", "medium"],
+                ["model", ["ollama", "qwq:32b"]],
+                ["thinking", "off"],
+                ["model", ["ollama", "qwen2.5-coder:7b"]],
+            ],
+        },
+    ),
+    case(
         "new_explicit_model",
         OLLAMA,
         settings={"defaultThinkingLevel": "minimal"},

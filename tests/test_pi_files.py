@@ -260,3 +260,23 @@ def test_default_model_needs_its_key(dirs: tuple[Path, Path], monkeypatch: pytes
     assert default_model_spec_from_settings(settings) is None
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     assert default_model_spec_from_settings(settings) == "anthropic/claude-sonnet-4-5"
+
+
+def test_pi_new_starts_where_pi_starts(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``%pi new`` with no model or level configured: Pi's settings' default model (a models.json
+    one here) at the level the real ``pi -p`` recorded for it."""
+    case = CLI["cli_reasoning_default"]
+    agent = Path(os.environ["PI_CODING_AGENT_DIR"])
+    models = json.loads(json.dumps(case["input"]["models"]).replace("<BASE>", "http://127.0.0.1:9/v1"))
+    _write(agent / "models.json", models)
+    _write(agent / "settings.json", case["input"]["settings"])
+    shell.run_line_magic("pi", "new --in-memory")
+    session = shell.user_ns["_pi_magics"].session
+    pi_entries = [e for e in case["pi"]["entries"] if e["type"] != "session"]
+    assert [session.model.provider, session.model.id] == [pi_entries[0]["provider"], pi_entries[0]["modelId"]]
+    assert session.thinking_level == pi_entries[1]["thinkingLevel"] == "medium"
+    assert session.model.pi_ai_model()["baseUrl"] == "http://127.0.0.1:9/v1"
+    # an explicit choice still wins
+    shell.run_line_magic("config", "PiMagics.model = 'offline'")
+    shell.run_line_magic("pi", "new --in-memory")
+    assert shell.user_ns["_pi_magics"].session.model.provider != "scripted"

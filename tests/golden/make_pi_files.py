@@ -583,7 +583,10 @@ def run_cli(tmp: Path) -> dict[str, Any]:
                         e.pop("version", None)
                     entries.append(e)
             out[c["name"]] = {
-                "input": {"models": models, "settings": c.get("settings"), "project": c.get("project")},
+                "input": _scrub(
+                    {"models": models, "settings": c.get("settings"), "project": c.get("project")},
+                    {base: "<BASE>"},
+                ),
                 "pi": _scrub(
                     {
                         "rc": r.returncode,

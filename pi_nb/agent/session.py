@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict, TypeGuard, cast
@@ -53,7 +54,7 @@ from pi_nb.compaction import (
 )
 from pi_nb.compaction._types import CompactionOutcomeDict
 from pi_nb.compaction.settings import CompactionSettings, validate_reserve_for_window
-from pi_nb.errors import AgentError, PiNbError
+from pi_nb.errors import AgentError, PiNbError, SettingsFileWarning
 from pi_nb.messages import (
     AgentMessage,
     AssistantMessage,
@@ -75,7 +76,13 @@ from pi_nb.providers.base import (
     validate_model_limits,
     validate_thinking_level,
 )
-from pi_nb.redaction import RedactingBashOperations, redact, redact_message, register_model_secrets
+from pi_nb.redaction import (
+    RedactingBashOperations,
+    redact,
+    redact_message,
+    register_auth_file,
+    register_model_secrets,
+)
 from pi_nb.resources.context_files import ContextFile
 from pi_nb.resources.loader import ResourceLoader
 from pi_nb.resources.settings import SettingsManager
@@ -361,6 +368,8 @@ class AgentSession:
         self.settings = settings or SettingsManager.create(
             self.cwd, self.agent_dir, project_trusted=bool(project_trusted)
         )
+        if settings is None:
+            _warn_settings_errors(self.settings)
         if resource_loader is None:
             resource_loader = ResourceLoader(
                 cwd=self.cwd, agent_dir=self.agent_dir, settings_manager=self.settings
@@ -374,6 +383,8 @@ class AgentSession:
 
         _check_model(model)
         register_model_secrets(model)
+        # the keys in Pi's auth.json are credentials pi_nb can read: redacted wherever they appear
+        register_auth_file(os.path.join(self.agent_dir, "auth.json"))
         context = session_manager.build_session_context()
         has_thinking_entry = any(
             e.get("type") == "thinking_level_change" for e in session_manager.get_branch()
@@ -1171,3 +1182,20 @@ def _branch_summary_entry(entry: Mapping[str, Any] | None) -> BranchSummaryEntry
 def _iso_ms(iso: str) -> float:
     """``new Date(iso).getTime()`` (NaN for a bad timestamp, which compares false like in JS)."""
     return float(js_date_ms(iso))
+
+
+def _warn_settings_errors(settings: SettingsManager) -> None:
+    """Pi's startup report of settings that could not be read (``collectSettingsDiagnostics``):
+    one :class:`~pi_nb.errors.SettingsFileWarning` per file, ``Invalid settings file <path>:
+    <error>``; the scope reads as ``{}`` and is never written over."""
+    import warnings
+
+    seen: set[str] = set()
+    for record in settings.drain_errors():
+        if record.path:
+            message = f"Invalid settings file {record.path}: {record.error}"
+        else:
+            message = f"Invalid {record.scope} settings: {record.error}"
+        if message not in seen:
+            seen.add(message)
+            warnings.warn(message, SettingsFileWarning, stacklevel=3)

@@ -61,6 +61,7 @@ from pi_nb.errors import (
 )
 from pi_nb.notebook._base import is_message_entry
 from pi_nb.notebook.turn import TurnFailedError, TurnResult, TurnView
+from pi_nb.redaction import redact, redact_cut, redact_url
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -959,7 +960,11 @@ class PiMagics(Magics):
         render: bool = True,
         raise_on_error: bool = True,
     ) -> TurnResult:
-        view = TurnView(prompt=prompt, model=session.model.id, context_window=session.model.context_window)
+        # the view shows (and the .ipynb and the export keep) the prompt as the session stores it:
+        # redacted, --vars / --interpolate values included; the session is sent the prompt as written
+        view = TurnView(
+            prompt=redact(prompt), model=session.model.id, context_window=session.model.context_window
+        )
         view.notes.extend(notes or [])
         events: queue.Queue[ViewEvent] = queue.Queue()
         unsubscribe = session.subscribe(events.put)
@@ -1537,12 +1542,15 @@ def _failure_line(message: str, session: Any) -> str:
     elif any(
         k in low for k in ("connect", "unreachable", "timed out", "timeout", "name or service", "refused")
     ):
-        where = getattr(model, "base_url", None) or f"{model.provider}'s API"
+        base_url = getattr(model, "base_url", None)
+        where = redact_url(base_url) if isinstance(base_url, str) and base_url else f"{model.provider}'s API"
         hint = f"check that {where} is reachable, then run the cell again"
     else:
         hint = "the session keeps the turn: fix the cause and run the cell again"
     if len(message) > 400:
-        message = message[:400] + "…"
+        message = redact_cut(message, 400) + "…"
+    else:
+        message = redact(message)
     return f"the turn ended with an error: {message} — {hint} (%%pi --no-raise keeps going)"
 
 

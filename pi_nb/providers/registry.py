@@ -26,8 +26,8 @@ of pi-ai 0.85.0's catalog.
   ``$ANTHROPIC_BASE_URL`` replaces Anthropic's URL the same way.
   Any other provider name is an error, unless ``base_url=`` and ``context_window=`` say where and
   how big (a self-hosted OpenAI-compatible server).
-* pi_nb speaks ``anthropic-messages``, ``openai-completions`` and ``openai-responses`` (and
-  Mistral's models over its OpenAI-compatible Chat Completions endpoint). A catalog model on
+* pi_nb speaks ``anthropic-messages``, ``openai-completions``, ``openai-responses`` and
+  ``mistral-conversations`` (Mistral's own chat API). A catalog model on
   another API (Bedrock, Vertex, Gemini's own API...) is still known to :func:`find_model`, budgets
   and cost analysis; asking to run it raises :class:`UnsupportedApiError`, which names the APIs
   pi_nb speaks.
@@ -63,11 +63,12 @@ from pi_nb.providers.catalog import (
 __all__ = ["SPOKEN_APIS", "MissingProviderSettingError", "UnsupportedApiError", "get_model", "model_spec"]
 
 #: The wire protocols pi_nb can run a turn over.
-SPOKEN_APIS: tuple[str, ...] = ("anthropic-messages", "openai-completions", "openai-responses")
-
-# APIs that run through one of the spoken ones: Mistral's Chat Completions endpoint is
-# OpenAI-compatible (https://docs.mistral.ai/api/#tag/chat), at the catalog's base URL + /v1.
-_BRIDGED = {"mistral-conversations": ("openai-completions", "/v1")}
+SPOKEN_APIS: tuple[str, ...] = (
+    "anthropic-messages",
+    "openai-completions",
+    "openai-responses",
+    "mistral-conversations",
+)
 
 # Providers whose key is a sign-in token pi-ai exchanges (OAuth), which pi_nb does not do.
 _SIGN_IN = {
@@ -199,9 +200,6 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
         api = api_override or "openai-completions"
         kwargs["max_tokens"] = min(16_384, int(overrides["context_window"]))
 
-    base_suffix = ""
-    if api in _BRIDGED:
-        api, base_suffix = _BRIDGED[api]
     if api not in SPOKEN_APIS:
         raise UnsupportedApiError(
             f"{spec} uses the {api} API, which pi_nb does not speak: it speaks {', '.join(SPOKEN_APIS)}. "
@@ -214,13 +212,14 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
             "its own provider (e.g. openai/... or anthropic/...)"
         )
     if kwargs.get("base_url") and "base_url" not in overrides:
-        kwargs["base_url"] = _fill_placeholders(kwargs["base_url"].rstrip("/") + base_suffix, spec)
+        kwargs["base_url"] = _fill_placeholders(kwargs["base_url"].rstrip("/"), spec)
     key_env = provider_api_key_env(provider)
     configured_key = _models_json_key_env(custom, provider) if custom is not None else None
     if configured_key is not None and "api_key_env" not in overrides:
         kwargs["api_key_env"] = configured_key
     elif key_env and "api_key_env" not in overrides:
-        # anthropic: pi-ai's ANTHROPIC_AUTH_TOKEN / OAUTH token are bearer sign-ins; pi_nb sends an API key
+        # anthropic: the provider reads pi-ai's chain from here (ANTHROPIC_AUTH_TOKEN as a bearer
+        # token, then ANTHROPIC_OAUTH_TOKEN, then this key; anthropic_provider.resolve_auth)
         kwargs["api_key_env"] = "ANTHROPIC_API_KEY" if provider == "anthropic" else key_env[0]
     kwargs.update(overrides)
     model = _construct(api, provider, model_id, kwargs)
@@ -328,6 +327,10 @@ def _construct(api: str, provider: str, model_id: str, kwargs: dict[str, Any]) -
             ) from error
         model: Model = OpenAIResponsesProvider(model_id, provider=provider, **kwargs)
         return model
+    if api == "mistral-conversations":
+        from pi_nb.providers.mistral_conversations import MistralConversationsModel
+
+        return MistralConversationsModel(model_id, provider=provider, **kwargs)
     from pi_nb.providers.openai_compat import OpenAICompatModel
 
     return OpenAICompatModel(model_id, provider=provider, **kwargs)

@@ -37,11 +37,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypeAlias, TypedDict
 
+from pi_nb._fs import FileTooLargeError, SpecialFileError
 from pi_nb._js import js_stringify_pretty
 from pi_nb.errors import ProjectNotTrustedError, SettingsFileError
 from pi_nb.resources.paths import (
     CONFIG_DIR_NAME,
+    MAX_JSON_DEPTH,
     LockContendedError,
+    json_depth_over,
     json_parse,
     node_join,
     normalize_path,
@@ -126,8 +129,12 @@ def _parse_settings(content: str, where: str) -> Settings:
         parsed = json_parse(strip_bom(content))
     except ValueError as error:
         raise SettingsFileError(f"Invalid JSON in {where}: {error}") from error
+    except RecursionError as error:  # JavaScript parses any depth; Python's parser recurses
+        raise SettingsFileError(f"Invalid JSON in {where}: nested too deeply to read") from error
     if not isinstance(parsed, dict):
         raise SettingsFileError(f"Invalid settings in {where}: expected an object")
+    if json_depth_over(parsed):
+        raise SettingsFileError(f"Invalid settings in {where}: nested more than {MAX_JSON_DEPTH} levels deep")
     return migrate_settings(parsed)
 
 
@@ -169,6 +176,8 @@ class FileSettingsStorage:
             with pi_file_lock(lock_path):
                 write_file_atomic(path, next_text)
         except LockContendedError as error:
+            raise SettingsFileError(str(error)) from error
+        except (SpecialFileError, FileTooLargeError) as error:  # these name the file already
             raise SettingsFileError(str(error)) from error
         except OSError as error:
             raise SettingsFileError(f"{path}: {error}") from error

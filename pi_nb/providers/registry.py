@@ -176,7 +176,9 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
             level_map = known.raw.get("thinkingLevelMap")
             if isinstance(level_map, dict):
                 kwargs["thinking_level_map"] = level_map
-            kwargs["supports_strict_mode"] = bool((known.raw.get("compat") or {}).get("supportsStrictMode"))
+            compat = known.raw.get("compat") or {}
+            if "supportsStrictMode" in compat:  # absent stays absent: pi-ai's model has no such key
+                kwargs["supports_strict_mode"] = bool(compat["supportsStrictMode"])
     elif provider in list_providers():
         if "context_window" not in overrides:
             close = close_model_ids(provider, model_id)

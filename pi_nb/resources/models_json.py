@@ -424,7 +424,8 @@ def load_models_json(path: str | None = None) -> ModelsJson:
 
 
 def _load(path: str) -> ModelsJson:
-    from pi_nb.resources.paths import json_parse, strip_bom
+    from pi_nb._js import js_json_parse_v8
+    from pi_nb.resources.paths import strip_bom
 
     try:
         content = _read_models_file(path)
@@ -433,8 +434,8 @@ def _load(path: str) -> ModelsJson:
     if content is None:
         return ModelsJson(path)
     try:
-        parsed = json_parse(strip_json_comments(strip_bom(content)))
-    except ValueError as error:
+        parsed = js_json_parse_v8(strip_json_comments(strip_bom(content)))
+    except ValueError as error:  # V8's words: "Expected ',' or '}' after property value in JSON at ..."
         return ModelsJson(path, config_error=f"Failed to parse models.json: {error}\n\nFile: {path}")
     problems = _schema_errors(parsed)
     if problems:

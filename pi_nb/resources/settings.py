@@ -125,9 +125,11 @@ def migrate_settings(settings: Settings) -> Settings:
 
 
 def _parse_settings(content: str, where: str) -> Settings:
+    from pi_nb._js import js_json_parse_v8
+
     try:
-        parsed = json_parse(strip_bom(content))
-    except ValueError as error:
+        parsed = js_json_parse_v8(strip_bom(content))
+    except ValueError as error:  # V8's words, as Pi records them
         raise SettingsFileError(f"Invalid JSON in {where}: {error}") from error
     except RecursionError as error:  # JavaScript parses any depth; Python's parser recurses
         raise SettingsFileError(f"Invalid JSON in {where}: nested too deeply to read") from error
@@ -713,7 +715,6 @@ def _nested(settings: Mapping[str, Any], section: str, key: str, default: Any) -
 def _read_session_header(path: str) -> Mapping[str, Any] | None:
     """The header (first line) of a session file, ``None`` when it has none (all file reading of
     session headers for settings is here)."""
-    from pi_nb.resources.paths import json_parse
 
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:

@@ -15,6 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pi_nb.providers.simple_options import EXTENDED_THINKING_LEVELS, get_supported_thinking_levels
+from pi_nb.providers.simple_options import clamp_thinking_level as _clamp
+
 __all__ = [
     "DEFAULT_THINKING_LEVEL",
     "EXTENDED_THINKING_LEVELS",
@@ -25,7 +28,6 @@ __all__ = [
 
 #: Pi's ``DEFAULT_THINKING_LEVEL``: what a new session gets when nothing chooses a level.
 DEFAULT_THINKING_LEVEL = "medium"
-EXTENDED_THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 def model_dict(model: Any) -> Mapping[str, Any]:
@@ -43,34 +45,10 @@ def model_dict(model: Any) -> Mapping[str, Any]:
 
 def supported_thinking_levels(model: Any) -> list[str]:
     """pi-ai's ``getSupportedThinkingLevels`` for a model (a pi_nb model or a pi-ai model dict)."""
-    raw = model_dict(model)
-    if not raw.get("reasoning"):
-        return ["off"]
-    level_map = raw.get("thinkingLevelMap")
-    level_map = level_map if isinstance(level_map, Mapping) else {}
-    out = []
-    for level in EXTENDED_THINKING_LEVELS:
-        if level in level_map and level_map[level] is None:
-            continue
-        if level in ("xhigh", "max") and level not in level_map:
-            continue
-        out.append(level)
-    return out
+    return get_supported_thinking_levels(model_dict(model))
 
 
 def clamp_thinking_level(model: Any, level: str) -> str:
     """pi-ai's ``clampThinkingLevel``: ``level`` if the model supports it, else the nearest
-    supported level above, else below."""
-    available = supported_thinking_levels(model)
-    if level in available:
-        return level
-    if level not in EXTENDED_THINKING_LEVELS:
-        return available[0] if available else "off"
-    index = EXTENDED_THINKING_LEVELS.index(level)
-    for candidate in EXTENDED_THINKING_LEVELS[index:]:
-        if candidate in available:
-            return candidate
-    for candidate in reversed(EXTENDED_THINKING_LEVELS[:index]):
-        if candidate in available:
-            return candidate
-    return available[0] if available else "off"
+    supported level above, else below (a pi_nb model or a pi-ai model dict)."""
+    return _clamp(model_dict(model), level)

@@ -416,10 +416,18 @@ def test_thinking_levels_are_pis(tmp_path: Path) -> None:
         SettingsManager.in_memory({}).set_default_thinking_level("huge")
     with pytest.raises(InvalidValueError, match="defaultThinkingLevel"):
         SettingsManager.in_memory({"defaultThinkingLevel": "loud"}).get_default_thinking_level()
+    # every level is accepted and clamped to the model, as Pi's setThinkingLevel does
     s = _session(tmp_path, OfflineModel())
     for level in ("off", "minimal", "low", "medium", "high", "xhigh", "max"):
         s.set_thinking_level(level)
-    assert s.thinking_level == "max"
+    assert s.thinking_level == "off"  # the offline model does not reason
+    from pi_nb.providers.scripted import ScriptedModel
+
+    (tmp_path / "r").mkdir()
+    r = _session(tmp_path / "r", ScriptedModel(reasoning=True))
+    for level in ("off", "minimal", "low", "medium", "high", "xhigh", "max"):
+        r.set_thinking_level(level)
+        assert r.thinking_level == ("high" if level in ("xhigh", "max") else level)  # no map: no xhigh/max
     sm = SessionManager.in_memory(str(tmp_path))
     with pytest.raises(InvalidValueError):
         AgentSession(sm, OfflineModel(), settings=_settings(), thinking_level="ultra", project_trusted=True)

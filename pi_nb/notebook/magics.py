@@ -642,7 +642,11 @@ _FIX_CONFIG = (
 class PiMagics(Magics):
     """The ``%%pi`` / ``%pi`` magics (see the module docstring)."""
 
-    model = Unicode("offline", help="Model spec: 'offline' or 'provider/model-id'.").tag(config=True)
+    model = Unicode(
+        "",
+        help="Model spec: 'offline' or 'provider/model-id'; empty: Pi's defaultProvider/defaultModel "
+        "settings when that model's key is set, else 'offline'.",
+    ).tag(config=True)
     context_window = Int(None, allow_none=True, help="Override the model's context window.").tag(config=True)
     max_tokens = Int(None, allow_none=True, help="Override the model's max output tokens.").tag(config=True)
     reserve_tokens = Int(None, allow_none=True, help="compaction.reserveTokens for new sessions.").tag(
@@ -653,7 +657,13 @@ class PiMagics(Magics):
     )
     in_memory = Bool(False, help="Keep sessions in memory instead of Pi's session files.").tag(config=True)
     cwd = Unicode("", help="Working directory of the agent (default: the kernel's cwd).").tag(config=True)
-    thinking_level = Enum(THINKING_LEVELS, "off", help="Thinking level for new sessions.").tag(config=True)
+    thinking_level = Enum(
+        THINKING_LEVELS,
+        None,
+        allow_none=True,
+        help="Thinking level for new sessions; None: as Pi chooses it (settings, else 'medium', "
+        "clamped to the model).",
+    ).tag(config=True)
     update_interval = Int(100, help="Minimum milliseconds between live updates of a turn.").tag(config=True)
     raise_on_error = Bool(
         True, help="A turn that ends in an error fails its cell (Run All and nbconvert stop there)."
@@ -706,7 +716,7 @@ class PiMagics(Magics):
         limits, its SDK installed and its key set."""
         from pi_nb.providers import get_model
 
-        spec = spec or self.model
+        spec = spec or self.model or self._settings_model_spec()
         window = context_window if context_window is not None else self.context_window
         limit = max_tokens if max_tokens is not None else self.max_tokens
         for name, value in (("context window", window), ("max tokens", limit)):
@@ -728,6 +738,15 @@ class PiMagics(Magics):
         model = _guarded(where, lambda: get_model(spec, **overrides))
         _check_model(model, spec, where)
         return model
+
+    def _settings_model_spec(self) -> str:
+        """Pi's default model from its settings (the engine decides), else ``"offline"``."""
+        from pi_nb.providers.registry import default_model_spec_from_settings
+        from pi_nb.resources.settings import SettingsManager
+
+        cwd = self._cwd()
+        settings = SettingsManager.create(cwd, project_trusted=self._project_trusted(cwd))
+        return default_model_spec_from_settings(settings) or "offline"
 
     def _settings(self, cwd: str, trusted: bool) -> Any:
         from pi_nb.resources.settings import SettingsManager

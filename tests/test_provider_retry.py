@@ -47,7 +47,8 @@ def test_server_delays() -> None:
     assert retry_delay_ms(ProviderFailure(429, {"retry-after": "2s"}, "m"), 0, None) == 2000
     # an unreadable retry-after-ms falls through to retry-after
     assert (
-        retry_delay_ms(ProviderFailure(429, {"retry-after-ms": "x", "retry-after": "3"}, "m"), 0, None) == 3000
+        retry_delay_ms(ProviderFailure(429, {"retry-after-ms": "x", "retry-after": "3"}, "m"), 0, None)
+        == 3000
     )
     with pytest.raises(RuntimeError, match=r"^Server requested 61s retry delay \(max: 60s\)\. boom$"):
         retry_delay_ms(ProviderFailure(429, {"retry-after": "60.5"}, "boom"), 0, None)
@@ -69,7 +70,9 @@ class _Failure(Exception):
 
 def _read(error: BaseException) -> ProviderFailure | None:
     return (
-        ProviderFailure(getattr(error, "status", None), {}, str(error)) if isinstance(error, _Failure) else None
+        ProviderFailure(getattr(error, "status", None), {}, str(error))
+        if isinstance(error, _Failure)
+        else None
     )
 
 

@@ -1,5 +1,6 @@
 """Model providers: the :class:`Model` protocol, the offline default, the scripted test seam,
-pi-ai 0.85.0's model catalog with costs, and (optional extras) OpenAI-compatible and Anthropic backends."""
+pi-ai 0.85.0's model catalog with costs, and (optional extras) the four wire APIs pi-ai speaks for
+the runnable catalog: Chat Completions, Responses, Anthropic Messages and Mistral's chat API."""
 
 from __future__ import annotations
 

@@ -39,6 +39,9 @@ be done, and retrying the same call will not help without a change.
     ├── AgentError                        misuse of the agent loop or AgentSession
     ├── InvalidValueError                 a context window, token limit, setting or thinking level out of range
     └── NotebookError                     a notebook view, frame or budget got input it cannot show
+
+Warnings (a ``UserWarning``, not an error; the session goes on): ``SettingsFileWarning``, a
+settings.json that could not be read or parsed when a session started (its scope reads as ``{}``).
 """
 
 from __future__ import annotations

@@ -1000,7 +1000,8 @@ class AnthropicModel(RemoteModel):
                 register_secret_env(name)
 
     def _auth(self) -> tuple[str | None, dict[str, str | None]]:
-        return resolve_auth(self.pi_ai_model(), self.api_key_env)
+        api_key, headers = resolve_auth(self.pi_ai_model(), self.api_key_env)
+        return api_key, {**self.credential_headers(), **headers}
 
     def build_request(self, context: Context, options: StreamOptions | None = None) -> dict[str, Any]:
         """``{url, headers, body}`` of the request :meth:`stream` sends (the key included)."""

@@ -451,6 +451,13 @@ class RemoteModel(Model):
         out.setdefault("cost", {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0})
         return out
 
+    def credential_headers(self) -> dict[str, str | None]:
+        """The headers this model's credential adds to every request, as Pi's model runtime merges
+        them under the request options: models.json's provider, model and override headers (and
+        ``Authorization`` for an ``authHeader`` provider), resolved now; ``{}`` for catalog models."""
+        resolve = getattr(self, "request_headers", None)
+        return dict(resolve()) if callable(resolve) else {}
+
     def http_client(self) -> Any:
         """An ``httpx.AsyncClient`` over :attr:`transport` for an SDK's ``http_client=``, or ``None``
         (the SDK's own client) when no transport is set."""

@@ -1147,6 +1147,7 @@ class OpenAICompatModel(RemoteModel):
             state.grammar_inputs = grammar_inputs
             env_key = os.environ.get(self.api_key_env) if self.api_key_env else None
             api_key, auth_headers = provider_auth(self.provider, env_key)
+            auth_headers = {**self.credential_headers(), **auth_headers}
             # Pi's agent: the credential's headers under its attribution headers (transformHeaders)
             extra = provider_attribution_headers(model, opts.session_id, auth_headers) or {}
             retention = resolve_cache_retention(opts.cache_retention)

@@ -709,7 +709,8 @@ class OpenAIResponsesProvider(RemoteModel):
             if model.get("provider") in _HEADER_AUTH_PROVIDERS
             else None
         )
-        return dict(provider_attribution_headers(model, session_id, auth) or {})
+        credential = {**self.credential_headers(), **(auth or {})}
+        return dict(provider_attribution_headers(model, session_id, credential or None) or {})
 
     async def stream(
         self, context: Context, options: StreamOptions | None = None

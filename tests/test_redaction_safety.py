@@ -501,3 +501,48 @@ def test_an_error_body_a_provider_cut_inside_a_key_keeps_no_part_of_it(
     assert (
         redaction.redact_cut_tail("plain text ends sk", {KEY: "K"}) == "plain text ends sk"
     )  # < 4 chars kept
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses", "mistral-conversations"])
+@pytest.mark.parametrize("offset", [3980, 3990, 3999])
+def test_a_provider_error_cut_at_4000_keeps_no_start_of_a_key(
+    api: str, offset: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The error body pi-ai cuts at 4,000 characters is redacted before the cut, whatever the API."""
+    import asyncio
+    import json as _json
+
+    from pi_nb.providers.base import Context, StreamOptions
+    from pi_nb.providers.registry import get_model
+    from wire_capture import CaptureTransport
+
+    secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
+    monkeypatch.setenv("PI_NB_TEST_UPSTREAM_KEY", secret)
+    from pi_nb.redaction import register_secret_env
+
+    register_secret_env("PI_NB_TEST_UPSTREAM_KEY")
+    message = "x" * offset + secret + "y" * 1200
+    body = _json.dumps({"error": {"message": message, "type": "invalid_request_error"}})
+    spec = {
+        "openai-completions": "groq/openai/gpt-oss-120b",
+        "anthropic-messages": "anthropic/claude-sonnet-4-5",
+        "openai-responses": "openai/gpt-5",
+        "mistral-conversations": "mistral/mistral-large-latest",
+    }[api]
+    for name in ("GROQ_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "MISTRAL_API_KEY"):
+        monkeypatch.setenv(name, "test-key-0123456789")
+    transport = CaptureTransport([{"status": 400, "headers": {"content-type": "application/json"}, "body": body}])
+    model = get_model(spec, transport=transport)
+
+    async def run() -> str:
+        async for event in model.stream(Context("s", [{"role": "user", "content": "hi", "timestamp": 1}]), StreamOptions()):
+            if event["type"] == "error":
+                return str(event["error"].get("errorMessage"))
+        raise AssertionError("no error")
+
+    text = asyncio.run(run())
+    # (Anthropic and others fold the whole body into the message: pi-ai cuts nothing there)
+    # a whole key is redacted where the agent stores the message; a cut must not leave a part of one
+    stripped = text.replace(secret, "")
+    for n in range(6, len(secret)):
+        assert secret[:n] not in stripped, (n, text[-120:])

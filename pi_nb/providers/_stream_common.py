@@ -459,11 +459,21 @@ def _utf16_slice(text: str, end: int) -> str:
 
 
 def truncate_error_text(text: str, max_chars: int) -> str:
-    """``text`` cut to ``max_chars`` UTF-16 code units, with ``... [truncated N chars]`` after it."""
+    """``text`` cut to ``max_chars`` UTF-16 code units, with ``... [truncated N chars]`` after it.
+
+    A text that must be cut is redacted first (pi_nb's secrets, :mod:`pi_nb.redaction`), so the cut
+    never keeps the start of a key; a text short enough is returned as is (the provider then
+    redacts the request's own key, and the agent every other secret)."""
     length = utf16_len(text)
     if length <= max_chars:
         return text
-    return f"{_utf16_slice(text, max_chars)}... [truncated {length - max_chars} chars]"
+    from pi_nb.redaction import redact, redact_cut_tail
+
+    text = redact(text)
+    length = utf16_len(text)
+    if length <= max_chars:
+        return text
+    return f"{redact_cut_tail(_utf16_slice(text, max_chars))}... [truncated {length - max_chars} chars]"
 
 
 def _is_plain_non_empty_object(value: object) -> bool:

@@ -38,7 +38,7 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
-from pi_nb._js import js_json_parse_v8, js_stringify, js_trim, js_truthy, utf16_len
+from pi_nb._js import js_json_parse_v8, js_stringify, js_trim, js_truthy
 from pi_nb.messages import ErrorEvent, StopReason, ToolCall
 from pi_nb.providers._pi_ai_util import (
     get_json_schema_tool_parameters,
@@ -54,6 +54,7 @@ from pi_nb.providers._stream_common import (
     parse_streaming_json,
     redact_key,
     require_httpx,
+    truncate_error_text,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -727,11 +728,7 @@ def _format_error(error: BaseException) -> str:
     if isinstance(error, _MistralHttpError):
         body = js_trim(error.body)
         if body:
-            length = utf16_len(body)  # JavaScript lengths: UTF-16 code units
-            if length > _MAX_ERROR_BODY_CHARS:
-                head = body.encode("utf-16-le", "surrogatepass")[: 2 * _MAX_ERROR_BODY_CHARS]
-                cut = head.decode("utf-16-le", "surrogatepass")
-                body = f"{cut}... [truncated {length - _MAX_ERROR_BODY_CHARS} chars]"
+            body = truncate_error_text(body, _MAX_ERROR_BODY_CHARS)  # JavaScript lengths: UTF-16 units
             return f"Mistral API error ({error.status}): {body}"
         return f"Mistral API error ({error.status}): {error}"
     return str(error) or type(error).__name__

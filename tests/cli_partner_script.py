@@ -41,7 +41,12 @@ DROP_HEADERS = frozenset(
 NORMALISED = (
     "headers: x-stainless-* and host/connection/content-length/accept-encoding/accept-language/"
     "sec-fetch-mode dropped; user-agent kernel release -> <release>; the base URL's port -> <port>; "
-    "in bodies: the recording's cwd -> $CWD, agent dir -> $AGENT, 'Current date: YYYY-MM-DD' -> <date>"
+    "in bodies: the recording's cwd -> $CWD, agent dir -> $AGENT, 'Current date: YYYY-MM-DD' -> <date>, "
+    "tools[].function.description -> <description> (pi_nb's tool descriptions are its own prose by design; "
+    "the schemas, names and order are compared); in a summarisation request (compaction, split turn, "
+    "branch summary) the system message -> <summarization system prompt> and the user text after its "
+    "last </conversation> or </previous-summary> tag -> <summarization instructions> (pi_nb's "
+    "summarisation prompts are its own prose by design; the serialised conversation is compared)"
 )
 
 
@@ -227,6 +232,32 @@ def _dates(value: Any) -> Any:
     return value
 
 
+def _instructions(text: str) -> str:
+    cut = max(
+        (text.rfind(tag) + len(tag) for tag in ("</conversation>", "</previous-summary>") if tag in text),
+        default=-1,
+    )
+    return text if cut < 0 else text[:cut] + "\n\n<summarization instructions>"
+
+
+def _summary_prose(body: dict[str, Any]) -> dict[str, Any]:
+    messages = [dict(m) for m in body["messages"]]
+    messages[0]["content"] = "<summarization system prompt>"
+    for m in messages[1:]:
+        if m.get("role") != "user":
+            continue
+        if isinstance(m.get("content"), str):
+            m["content"] = _instructions(m["content"])
+        elif isinstance(m.get("content"), list):
+            m["content"] = [
+                {**b, "text": _instructions(b["text"])}
+                if isinstance(b, dict) and isinstance(b.get("text"), str)
+                else b
+                for b in m["content"]
+            ]
+    return {**body, "messages": messages}
+
+
 def comparable(request: dict[str, Any], paths: dict[str, str]) -> dict[str, Any]:
     """A captured request as compared (see :data:`NORMALISED`); ``paths`` maps real paths to
     their placeholders (``{cwd: "$CWD", agent_dir: "$AGENT"}``)."""
@@ -243,6 +274,20 @@ def comparable(request: dict[str, Any], paths: dict[str, str]) -> dict[str, Any]
             body = json.loads(body)
         except ValueError:
             pass
+    if isinstance(body, dict) and isinstance(body.get("tools"), list):
+        body = {
+            **body,
+            "tools": [
+                {**tool, "function": {**tool["function"], "description": "<description>"}}
+                if isinstance(tool, dict)
+                and isinstance(tool.get("function"), dict)
+                and "description" in tool["function"]
+                else tool
+                for tool in body["tools"]
+            ],
+        }
+    if is_summary_request(body):
+        body = _summary_prose(body)
     return {
         "url": _PORT.sub(r"\1:<port>", request["url"]),
         "method": request.get("method", "POST"),
@@ -288,6 +333,9 @@ CONTEXT_WINDOW = 8000
 MAX_TOKENS = 2000
 API_KEY = "sk-partner-test"
 API_KEY_ENV = "PI_NB_PARTNER_API_KEY"
+#: The agent dir's SYSTEM.md: both agents then build the system prompt from the same custom text
+#: (their default prompts are each project's own prose, so they are not compared).
+SYSTEM_MD = "You are a scripted test partner. Answer briefly.\n"
 SETTINGS = {"compaction": {"enabled": True, "reserveTokens": 2000, "keepRecentTokens": 1000}}
 
 

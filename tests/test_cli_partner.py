@@ -84,6 +84,13 @@ def differences(got: Any, want: Any, path: str = "", limit: int = 12) -> list[st
                 out.append(
                     f"{p}: {len(g)} items, want {len(w)} (extra/missing: {short(g[len(w) :] or w[len(g) :])})"
                 )
+        elif isinstance(g, str) and isinstance(w, str) and g != w and max(len(g), len(w)) > 300:
+            at = next((i for i, (a, b) in enumerate(zip(g, w, strict=False)) if a != b), min(len(g), len(w)))
+            lo = max(0, at - 60)
+            out.append(
+                f"{p}: strings differ at char {at} (of {len(g)} / {len(w)}): got ...{short(g[lo : at + 200])} "
+                f"want ...{short(w[lo : at + 200])}"
+            )
         elif g != w:
             out.append(f"{p}: got {short(g)} want {short(w)}")
 
@@ -99,6 +106,7 @@ def partner_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, P
     agent.mkdir()
     (agent / "models.json").write_text(json.dumps(cps.models_json(_server().base_url)))
     (agent / "settings.json").write_text(json.dumps(cps.SETTINGS))
+    (agent / "SYSTEM.md").write_text(cps.SYSTEM_MD)
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
     monkeypatch.setenv(cps.API_KEY_ENV, cps.API_KEY)
     monkeypatch.chdir(cwd)

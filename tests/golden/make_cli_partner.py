@@ -160,6 +160,7 @@ class Recorder:
             (self.cwd / name).write_text(content)
         (self.agent / "models.json").write_text(json.dumps(cps.models_json(server.base_url), indent=2))
         (self.agent / "settings.json").write_text(json.dumps(cps.SETTINGS, indent=2))
+        (self.agent / "SYSTEM.md").write_text(cps.SYSTEM_MD)
         self.env = {
             **os.environ,
             "PI_CODING_AGENT_DIR": str(self.agent),

@@ -15,7 +15,9 @@ Recorded per step (``tests/golden/cli_partner/<scenario>.json.gz``):
 * ``file_before``: the session file the step starts from;
 * ``pi``: Pi's requests and file after the step, always (for a pi_nb step it is Pi doing the same
   step on a copy of the same file: the reference pi_nb is compared with; a pi_nb ``abort`` step is
-  done by Pi in ``--mode rpc`` with an ``abort`` command half a second after its tool starts);
+  done by Pi in ``--mode rpc`` with an ``abort`` command half a second after its tool starts; a
+  ``navigate`` step by a global extension command, ``/partner-nav <id>``, calling
+  ``ctx.navigateTree(id, {summarize: true})``);
 * ``pi_nb``: pi_nb's requests and file after (pi_nb steps) -- the main line continues from it;
 * ``pi_on_pi_file``: for a Pi step that follows a pi_nb step, Pi doing it on Pi's own file of the
   previous step (so the test can check Pi reads pi_nb's file the way it reads its own).
@@ -144,6 +146,18 @@ SCENARIOS: dict[str, list[dict[str, Any]]] = {
     ],
 }
 
+#: A global extension giving Pi's print mode a way to navigate the tree with a summary
+#: (``/partner-nav <entry id>`` -> ``ctx.navigateTree(id, {summarize: true})``).
+NAV_EXTENSION = """export default function (pi: any) {
+  pi.registerCommand("partner-nav", {
+    description: "Navigate to an entry, summarising the branch left",
+    handler: async (args: string, ctx: any) => {
+      await ctx.navigateTree(args.trim(), { summarize: true });
+    },
+  });
+}
+"""
+
 #: The files of the working directory every scenario runs in (the test recreates them).
 CWD_FILES = {"notes.txt": "alpha\nbeta\n", "empty.txt": ""}
 
@@ -161,6 +175,8 @@ class Recorder:
         (self.agent / "models.json").write_text(json.dumps(cps.models_json(server.base_url), indent=2))
         (self.agent / "settings.json").write_text(json.dumps(cps.SETTINGS, indent=2))
         (self.agent / "SYSTEM.md").write_text(cps.SYSTEM_MD)
+        (self.agent / "extensions").mkdir()
+        (self.agent / "extensions" / "partner_nav.ts").write_text(NAV_EXTENSION)
         self.env = {
             **os.environ,
             "PI_CODING_AGENT_DIR": str(self.agent),
@@ -292,7 +308,9 @@ class Recorder:
         for st in steps:
             rec: dict[str, Any] = {**st, "file_before": None if main is None else self.store(main)}
             if st.get("kind") == "navigate":
-                rec["pi"] = None  # Pi's print and RPC modes cannot navigate the tree
+                assert main is not None
+                nav = {**st, "prompt": f"/partner-nav {cps.find_target(main, st['target'])}", "answers": []}
+                rec["pi"] = self._stored(self.run_pi(main, nav))
             else:
                 rec["pi"] = self._stored(self.run_pi(main, st))
             if st["agent"] == "pi_nb":

@@ -394,14 +394,20 @@ def find_target(text: str, target: dict[str, Any]) -> str:
 async def run_pi_nb_step(
     session_file: str, agent_dir: str, step: dict[str, Any], model: Any
 ) -> dict[str, Any]:
-    """One step by pi_nb on ``session_file`` (prompt, or navigate with a summary); an
+    """One step by pi_nb on ``session_file`` (prompt, or navigate with a summary); a missing file
+    is a new session in its directory (``outcome["file"]`` is where it was written). An
     ``interrupt`` step is aborted half a second after its bash tool starts."""
     import asyncio
 
     from pi_nb.agent.session import AgentSession
     from pi_nb.session.manager import SessionManager
 
-    manager = SessionManager.open(session_file)
+    import os
+
+    if os.path.exists(session_file):
+        manager = SessionManager.open(session_file)
+    else:  # the first step: a new session in the file's directory (as ``pi --session-dir``)
+        manager = SessionManager.create(os.getcwd(), os.path.dirname(session_file))
     session = AgentSession(manager, model, agent_dir=agent_dir)
     outcome: dict[str, Any] = {}
     if step.get("kind") == "navigate":
@@ -420,4 +426,5 @@ async def run_pi_nb_step(
         session.subscribe(on_event)
     res = await session.prompt(step["prompt"])
     outcome["status"] = res.status
+    outcome["file"] = manager.get_session_file()
     return outcome

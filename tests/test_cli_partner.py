@@ -123,8 +123,11 @@ def _replay(name: str, index: int, dirs: dict[str, Path]) -> dict[str, Any]:
         (dirs["cwd"] / fname).write_text(content)
     paths = {str(dirs["cwd"]): "$CWD", str(dirs["agent"]): "$AGENT"}
     back = {v: k for k, v in paths.items()}
-    session_file = dirs["root"] / f"{name}-{index}.jsonl"
-    session_file.write_text(cps.replace_strings(st["file_before"], back))
+    session_dir = dirs["root"] / f"{name}-{index}"
+    session_dir.mkdir()
+    session_file = session_dir / "session.jsonl"
+    if st["file_before"] is not None:
+        session_file.write_text(cps.replace_strings(st["file_before"], back))
     step = {**st}
     if st["agent"] == "pi" and st.get("interrupt"):
         step["interrupt"] = "abort"  # pi_nb cannot be killed in-process: it aborts at the same point
@@ -135,7 +138,7 @@ def _replay(name: str, index: int, dirs: dict[str, Path]) -> dict[str, Any]:
     replay = {
         "outcome": outcome,
         "requests": [cps.comparable(r, paths) for r in server.log],
-        "file_after": cps.replace_strings(session_file.read_text(), paths),
+        "file_after": cps.replace_strings(Path(outcome.get("file") or session_file).read_text(), paths),
     }
     _REPLAYS[(name, index)] = replay
     return replay
@@ -158,9 +161,7 @@ def _ids(steps: list[tuple[str, int]]) -> list[str]:
     return [f"{n}-{i}-{SCENARIOS[n]['steps'][i]['agent']}" for n, i in steps]
 
 
-STEPS_WITH_PI = [
-    (n, i) for n, i in STEPS if SCENARIOS[n]["steps"][i].get("pi") and SCENARIOS[n]["steps"][i]["file_before"]
-]
+STEPS_WITH_PI = [(n, i) for n, i in STEPS if SCENARIOS[n]["steps"][i].get("pi")]
 
 
 def test_recordings_exist() -> None:

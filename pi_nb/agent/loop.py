@@ -14,7 +14,13 @@ follow-up message is queued. Everything observable matches Pi:
   configured or when a called tool declares ``execution_mode == "sequential"``;
 * a ``length``-stopped response's tool calls are failed, never executed (their arguments may be
   cut off);
-* an ``error``/``aborted`` response ends the run after ``turn_end``.
+* an ``error``/``aborted`` response ends the run after ``turn_end``;
+* a provider request (a :class:`~pi_nb.providers.base.RemoteModel`) whose abort signal has
+  already fired -- the turn after an aborted tool batch -- is not sent: the response is the
+  message Pi's model runtime makes when the request's setup (auth resolution, given the signal)
+  fails (no content, zero usage, ``stopReason`` ``"error"``, ``errorMessage``
+  :data:`ABORTED_BEFORE_REQUEST`). pi_nb's in-process models (offline, scripted) stream as
+  before, as pi-ai's faux provider does.
 
 Tool failures are values (error tool results), never exceptions out of the loop.
 
@@ -30,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict, TypeGuard, TypeVar, cast
 
@@ -58,14 +64,17 @@ from pi_nb.providers.base import (
     AssistantMessageEvent,
     Context,
     Model,
+    RemoteModel,
     StreamOptions,
     SupportsAbort,
     ToolSchema,
+    make_assistant_message,
     now_ms,
 )
 from pi_nb.redaction import redact_message, redact_partial_result
 
 __all__ = [
+    "ABORTED_BEFORE_REQUEST",
     "TRUNCATED_TOOL_CALL_TEXT",
     "AgentContext",
     "AgentEvent",
@@ -312,6 +321,23 @@ _UPDATE_EVENTS = {  # the streaming events that carry a new partial message
 }
 
 
+#: The error text of a response whose request was never sent because the run was already aborted
+#: (the message of the ``AbortError`` Node raises when a request's setup sees an aborted signal).
+ABORTED_BEFORE_REQUEST = "This operation was aborted"
+
+
+def _aborted_before_request(model: Model) -> AssistantMessage:
+    """Pi's setup-error message (pi-ai ``lazyStream``): what an aborted run records instead of a request."""
+    return make_assistant_message(
+        [],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        stop_reason="error",
+        error_message=ABORTED_BEFORE_REQUEST,
+    )
+
+
 async def _stream_assistant_response(
     context: AgentContext, config: AgentLoopConfig, signal: SupportsAbort | None, emit: Emit
 ) -> AssistantMessage:
@@ -333,7 +359,12 @@ async def _stream_assistant_response(
     partial: AssistantMessage | None = None
     added_partial = False
     final: AssistantMessage | None = None
-    async for event in config.model.stream(llm_context, options):
+    if signal is not None and signal.aborted and isinstance(config.model, RemoteModel):
+        # Pi's model runtime resolves the request's auth with the run's signal first, and an
+        # aborted signal fails that setup: no request, a setup-error message
+        final = _clean(config, _aborted_before_request(config.model))
+    events = config.model.stream(llm_context, options) if final is None else _no_events()
+    async for event in events:
         # the tests are on event["type"] itself, so that mypy narrows the event union by its tag
         if event["type"] == "done":
             final = _clean(config, _assistant(event["message"]))
@@ -366,6 +397,11 @@ async def _stream_assistant_response(
         await _emit(emit, {"type": "message_start", "message": _copy(final)})
     await _emit(emit, {"type": "message_end", "message": final})
     return final
+
+
+async def _no_events() -> AsyncIterator[AssistantMessageEvent]:
+    return
+    yield
 
 
 # --- tools ------------------------------------------------------------------------------------

@@ -325,6 +325,16 @@ def file_shapes(text: str) -> list[Any]:
     return [entry_shape(e, index) for e in entries]
 
 
+_ID_FIELD = re.compile(r'"(id|parentId|firstKeptEntryId|fromId|targetId)":"[^"]*"')
+_TS_FIELD = re.compile(r'"timestamp":("[^"]*"|\d+)')
+
+
+def line_bytes(line: str) -> str:
+    """A session file line as written, with only the values of id fields and timestamps replaced
+    (key order, spacing and escaping are kept: what byte parity compares)."""
+    return _TS_FIELD.sub('"timestamp":<ts>', _ID_FIELD.sub(r'"\1":<id>', line))
+
+
 # -- pi_nb's side of a step (the same code records and replays) ------------------------------------
 
 MODEL_ID = "scripted-1"
@@ -336,7 +346,10 @@ API_KEY_ENV = "PI_NB_PARTNER_API_KEY"
 #: The agent dir's SYSTEM.md: both agents then build the system prompt from the same custom text
 #: (their default prompts are each project's own prose, so they are not compared).
 SYSTEM_MD = "You are a scripted test partner. Answer briefly.\n"
-SETTINGS = {"compaction": {"enabled": True, "reserveTokens": 2000, "keepRecentTokens": 1000}}
+SETTINGS = {
+    "compaction": {"enabled": True, "reserveTokens": 2000, "keepRecentTokens": 1000},
+    "retry": {"enabled": True, "maxRetries": 2, "baseDelayMs": 50},
+}
 
 
 def models_json(base_url: str) -> dict[str, Any]:
@@ -398,11 +411,10 @@ async def run_pi_nb_step(
     is a new session in its directory (``outcome["file"]`` is where it was written). An
     ``interrupt`` step is aborted half a second after its bash tool starts."""
     import asyncio
+    import os
 
     from pi_nb.agent.session import AgentSession
     from pi_nb.session.manager import SessionManager
-
-    import os
 
     if os.path.exists(session_file):
         manager = SessionManager.open(session_file)

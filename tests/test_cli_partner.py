@@ -88,8 +88,8 @@ def differences(got: Any, want: Any, path: str = "", limit: int = 12) -> list[st
             at = next((i for i, (a, b) in enumerate(zip(g, w, strict=False)) if a != b), min(len(g), len(w)))
             lo = max(0, at - 60)
             out.append(
-                f"{p}: strings differ at char {at} (of {len(g)} / {len(w)}): got ...{short(g[lo : at + 200])} "
-                f"want ...{short(w[lo : at + 200])}"
+                f"{p}: strings differ at char {at} (of {len(g)} / {len(w)}): got ...{g[lo : at + 200]!r} "
+                f"want ...{w[lo : at + 200]!r}"
             )
         elif g != w:
             out.append(f"{p}: got {short(g)} want {short(w)}")
@@ -204,6 +204,54 @@ def test_entries(name: str, index: int, partner_dirs: dict[str, Path]) -> None:
     assert not diffs, _report(
         f"{name} step {index} ({st['agent']}): pi_nb's appended entries differ from Pi's", diffs
     )
+
+
+@pytest.mark.parametrize(("name", "index"), STEPS_WITH_PI, ids=_ids(STEPS_WITH_PI))
+def test_entry_bytes(name: str, index: int, partner_dirs: dict[str, Path]) -> None:
+    """The lines pi_nb appends are Pi's bytes (key order, spacing, escaping), ids and timestamps aside."""
+    st = SCENARIOS[name]["steps"][index]
+    n = len((st["file_before"] or "").splitlines())
+    got = [cps.line_bytes(x) for x in _replay(name, index, partner_dirs)["file_after"].splitlines()[n:]]
+    want = [cps.line_bytes(x) for x in st["pi"]["file_after"].splitlines()[n:]]
+    if st.get("interrupt") in ("sigterm", "sigkill"):
+        got = got[: len(want)]
+    diffs = differences(got, want, "lines")
+    assert not diffs, _report(
+        f"{name} step {index} ({st['agent']}): pi_nb's appended lines differ from Pi's bytes", diffs
+    )
+
+
+@pytest.mark.parametrize("name", ["retry"])
+def test_agent_retry_with_provider_retries_off(name: str, partner_dirs: dict[str, Path]) -> None:
+    """The session's auto-retry on its own: with the SDK's retries off (Pi's
+    ``retry.provider.maxRetries`` is 0), pi_nb's retry step appends what Pi's does and sends the
+    same number of requests."""
+    import cli_partner_script
+
+    doc = SCENARIOS[name]
+    index = next(i for i, s in enumerate(doc["steps"]) if s["agent"] == "pi_nb")
+    st = doc["steps"][index]
+    original = cli_partner_script.pi_nb_model
+
+    def no_sdk_retries(base_url: str, transport: Any = None) -> Any:
+        model = original(base_url, transport)
+        model.max_retries = 0
+        return model
+
+    cli_partner_script.pi_nb_model = no_sdk_retries
+    try:
+        _REPLAYS.pop((name, index), None)
+        replay = _replay(name, index, partner_dirs)
+    finally:
+        cli_partner_script.pi_nb_model = original
+        _REPLAYS.pop((name, index), None)
+    got = _appended(st["file_before"], replay["file_after"])
+    want = _appended(st["file_before"], st["pi"]["file_after"])
+    got_types = [(e.get("message") or {}).get("stopReason") for e in got]
+    want_types = [(e.get("message") or {}).get("stopReason") for e in want]
+    assert got_types == want_types == [None, "error", "stop"]
+    assert [e["parentId"] for e in got] == [e["parentId"] for e in want]
+    assert len(replay["requests"]) == len(st["pi"]["requests"]) == 2
 
 
 PI_AFTER_PI_NB = [(n, i) for n, i in STEPS if SCENARIOS[n]["steps"][i].get("pi_on_pi_file")]

@@ -59,6 +59,14 @@ ERROR_400 = {
         "code": "context_length_exceeded",
     }
 }
+OVERLOADED = {
+    "error": {
+        "message": "The server is overloaded. Please try again later.",
+        "type": "server_error",
+        "param": None,
+        "code": None,
+    }
+}
 BAD_REQUEST = {
     "error": {
         "message": "Invalid value for 'temperature': must be between 0 and 2.",
@@ -132,6 +140,18 @@ SCENARIOS: dict[str, list[dict[str, Any]]] = {
         step("pi_nb", "Again.", [text("Okay.")]),
         step("pi_nb", "Once more.", [{"error": 400, "body": BAD_REQUEST}]),
         step("pi", "Again.", [text("Okay.")]),
+    ],
+    "retry": [
+        step("pi", "Hello.", [{"error": 503, "body": OVERLOADED}, text("Hi after a retry.")]),
+        step("pi_nb", "Again.", [{"error": 503, "body": OVERLOADED}, text("Okay after a retry.")]),
+        step("pi", "Bye.", [text("Bye.")]),
+    ],
+    "overflow": [
+        step("pi", "Write a lot.", [text(HUGE, prompt_tokens=100, completion_tokens=10)]),
+        step("pi", "A big question.", [{"error": 400, "body": ERROR_400}, text("Recovered.")]),
+        step("pi", "Write a lot again.", [text(HUGE, prompt_tokens=100, completion_tokens=10)]),
+        step("pi_nb", "Another big question.", [{"error": 400, "body": ERROR_400}, text("Recovered too.")]),
+        step("pi", "Bye.", [text("Bye.")]),
     ],
     "empty_result": [
         step(

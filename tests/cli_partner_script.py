@@ -8,7 +8,8 @@ in-process httpx transport). An answer is chosen per request:
   assistant``: compaction, the split-turn prefix, branch summaries) gets :data:`SUMMARY_TEXT`;
 * any other request takes the next answer of the step's script (the last one repeats).
 
-An answer spec is ``{"text": str, "prompt_tokens": int}`` (a streamed text answer),
+An answer spec is ``{"text": str, "prompt_tokens": int}`` (a streamed text answer; with
+``"stall": seconds`` the stream pauses after the first word, for an abort mid-stream),
 ``{"tools": [{"id", "name", "arguments"}]}`` (streamed tool calls) or ``{"error": status,
 "body": {...}}`` (a JSON error response, as OpenAI-compatible servers send them).
 
@@ -21,10 +22,9 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-import httpx
 
 SUMMARY_TEXT = "## Goal\nScripted summary.\n\n## Progress\n- done"
 SUMMARY_MARK = "You are a context summarization assistant"
@@ -69,8 +69,12 @@ def _usage(prompt: int, completion: int) -> dict[str, Any]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
+#: Where a stalled answer pauses (the server sends what comes before it, waits, then the rest).
+STALL = "\x00STALL\x00"
+
+
 def answer_bytes(spec: dict[str, Any]) -> tuple[int, str, bytes]:
-    """``(status, content type, body)`` of one answer spec."""
+    """``(status, content type, body)`` of one answer spec (a stalled one holds :data:`STALL`)."""
     if "error" in spec:
         return int(spec["error"]), "application/json", json.dumps(spec["body"]).encode()
     prompt = int(spec.get("prompt_tokens", 100))
@@ -95,6 +99,10 @@ def answer_bytes(spec: dict[str, Any]) -> tuple[int, str, bytes]:
             parts.append(_chunk({"tool_calls": [{"index": i, "function": {"arguments": args}}]}))
         parts.append(_chunk({}, "tool_calls"))
         parts.append(_chunk(None, usage=_usage(prompt, 20)))
+    elif "stall" in spec:  # the first word, a pause of ``stall`` seconds, then the rest
+        first, _, rest = spec["text"].partition(" ")
+        parts = [_chunk({"role": "assistant", "content": ""}), _chunk({"content": first + " "}), STALL]
+        parts += [_chunk({"content": rest}), _chunk({}, "stop")]
     else:
         text = spec["text"]
         parts = [_chunk({"role": "assistant", "content": ""}), _chunk({"content": text}), _chunk({}, "stop")]
@@ -132,34 +140,13 @@ class Script:
         return answer_bytes(spec)
 
 
-class ScriptTransport(httpx.AsyncBaseTransport):
-    """An httpx transport answering from a :class:`Script`; records ``{url, method, headers, body}``."""
-
-    def __init__(self, script: Script) -> None:
-        self.script = script
-        self.requests: list[dict[str, Any]] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        raw = await request.aread()
-        body = json.loads(raw) if raw else None
-        self.requests.append(
-            {
-                "url": str(request.url),
-                "method": request.method,
-                "headers": {k.lower(): v for k, v in request.headers.items()},
-                "body": body,
-            }
-        )
-        status, ctype, content = self.script.answer(body)
-        return httpx.Response(status, headers={"content-type": ctype}, content=content, request=request)
-
-
 class Server:
     """The scripted server: ``self.script`` answers, ``self.log`` collects the requests."""
 
     def __init__(self) -> None:
         self.script = Script([])
         self.log: list[dict[str, Any]] = []
+        self.stall = 6.0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -179,10 +166,28 @@ class Server:
                 status, ctype, content = outer.script.answer(body)
                 self.send_response(status)
                 self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(content)))
+                marker = STALL.encode()
+                if marker not in content:
+                    self.send_header("content-length", str(len(content)))
+                    self.end_headers()
+                    self.wfile.write(content)
+                    self.wfile.flush()
+                    return
+                head, _, tail = content.partition(marker)
+                self.send_header("connection", "close")
+                self.close_connection = True
                 self.end_headers()
-                self.wfile.write(content)
-                self.wfile.flush()
+                try:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                    stall = float(outer.stall)
+                    deadline = time.monotonic() + stall
+                    while time.monotonic() < deadline:
+                        time.sleep(0.05)
+                    self.wfile.write(tail)
+                    self.wfile.flush()
+                except OSError:  # the client went away (aborted)
+                    pass
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -409,7 +414,8 @@ async def run_pi_nb_step(
 ) -> dict[str, Any]:
     """One step by pi_nb on ``session_file`` (prompt, or navigate with a summary); a missing file
     is a new session in its directory (``outcome["file"]`` is where it was written). An
-    ``interrupt`` step is aborted half a second after its bash tool starts."""
+    ``interrupt`` step is aborted half a second after its ``abort_on`` event (default: its tool
+    starting; ``message_update``: mid-stream)."""
     import asyncio
     import os
 
@@ -430,10 +436,12 @@ async def run_pi_nb_step(
         return outcome
     loop = asyncio.get_running_loop()
     if step.get("interrupt"):
+        trigger = step.get("abort_on", "tool_execution_start")
+        scheduled: list[Any] = []
 
         def on_event(event: Any) -> None:
-            if event.get("type") == "tool_execution_start":
-                loop.call_later(0.5, session.abort)
+            if event.get("type") == trigger and not scheduled:
+                scheduled.append(loop.call_later(0.5, session.abort))
 
         session.subscribe(on_event)
     res = await session.prompt(step["prompt"])

@@ -89,6 +89,7 @@ def step(agent: str, prompt: str, answers: list[dict[str, Any]], **kw: Any) -> d
     return {"agent": agent, "kind": "prompt", "prompt": prompt, "answers": answers, **kw}
 
 
+STORY = {"text": "Once upon a time there was a fox.", "stall": 6}
 SLEEP = tools(("call_sleep", "bash", {"command": "sleep 20"}))
 
 SCENARIOS: dict[str, list[dict[str, Any]]] = {
@@ -152,6 +153,12 @@ SCENARIOS: dict[str, list[dict[str, Any]]] = {
         step("pi", "Write a lot again.", [text(HUGE, prompt_tokens=100, completion_tokens=10)]),
         step("pi_nb", "Another big question.", [{"error": 400, "body": ERROR_400}, text("Recovered too.")]),
         step("pi", "Bye.", [text("Bye.")]),
+    ],
+    "abort_streaming": [
+        step("pi", "Tell me a story.", [STORY], interrupt="abort", abort_on="message_update"),
+        step("pi_nb", "Go on.", [text("Continued.")]),
+        step("pi_nb", "Tell me another.", [STORY], interrupt="abort", abort_on="message_update"),
+        step("pi", "Go on.", [text("Continued.")]),
     ],
     "empty_result": [
         step(
@@ -231,7 +238,7 @@ class Recorder:
             sess = ["--session", str(path)]
         interrupt = st.get("interrupt")
         if interrupt == "abort":
-            rc = self._pi_rpc(base + sess, st["prompt"])
+            rc = self._pi_rpc([*base, *sess], st["prompt"], st.get("abort_on", "tool_execution_start"))
         else:
             proc = subprocess.Popen(
                 [*base, "-p", *sess, st["prompt"]],
@@ -261,7 +268,7 @@ class Recorder:
             path = files[0]
         return {"exit": rc, "requests": self.server.log, "file_after": path.read_text()}
 
-    def _pi_rpc(self, argv: list[str], prompt: str) -> int:
+    def _pi_rpc(self, argv: list[str], prompt: str, trigger: str) -> int:
         proc = subprocess.Popen(
             [*argv, "--mode", "rpc"],
             cwd=self.cwd,
@@ -281,7 +288,7 @@ class Recorder:
                 event = json.loads(line)
             except ValueError:
                 continue
-            if event.get("type") == "tool_execution_start" and not aborted:
+            if event.get("type") == trigger and not aborted:
                 time.sleep(0.5)
                 proc.stdin.write(json.dumps({"id": "a1", "type": "abort"}) + "\n")
                 proc.stdin.flush()

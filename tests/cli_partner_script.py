@@ -365,6 +365,9 @@ def models_json(base_url: str) -> dict[str, Any]:
                 "baseUrl": base_url,
                 "api": "openai-completions",
                 "apiKey": API_KEY,
+                # session-affinity headers carry the session id on every request (what the agent
+                # passes to the provider is then on the wire)
+                "compat": {"sendSessionAffinityHeaders": True, "sessionAffinityFormat": "openai"},
                 "models": [{"id": MODEL_ID, "contextWindow": CONTEXT_WINDOW, "maxTokens": MAX_TOKENS}],
             }
         }
@@ -372,9 +375,14 @@ def models_json(base_url: str) -> dict[str, Any]:
 
 
 def pi_nb_model(base_url: str, transport: Any = None) -> Any:
-    """pi_nb's model for the same provider entry (``get_model`` with the models.json numbers)."""
+    """pi_nb's model for the same provider entry: the agent dir's models.json read by pi_nb where
+    it can (``get_model("partner/scripted-1")``), else ``get_model`` with the models.json numbers."""
+    import importlib.util
+
     from pi_nb.providers.registry import get_model
 
+    if importlib.util.find_spec("pi_nb.resources.models_json") is not None:
+        return get_model(f"{PROVIDER}/{MODEL_ID}", transport=transport)
     return get_model(
         f"{PROVIDER}/{MODEL_ID}",
         base_url=base_url,

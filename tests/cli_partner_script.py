@@ -41,7 +41,8 @@ DROP_HEADERS = frozenset(
 NORMALISED = (
     "headers: x-stainless-* and host/connection/content-length/accept-encoding/accept-language/"
     "sec-fetch-mode dropped; user-agent kernel release -> <release>; the base URL's port -> <port>; "
-    "in bodies: the recording's cwd -> $CWD, agent dir -> $AGENT, 'Current date: YYYY-MM-DD' -> <date>, "
+    "the id of the session the step ran in -> <session-id> (a first step's new session has a new id; "
+    "any other id is compared); in bodies: the recording's cwd -> $CWD, agent dir -> $AGENT, 'Current date: YYYY-MM-DD' -> <date>, "
     "tools[].function.description -> <description> (pi_nb's tool descriptions are its own prose by design; "
     "the schemas, names and order are compared); in a summarisation request (compaction, split turn, "
     "branch summary) the system message -> <summarization system prompt> and the user text after its "
@@ -264,13 +265,15 @@ def _summary_prose(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def comparable(request: dict[str, Any], paths: dict[str, str]) -> dict[str, Any]:
-    """A captured request as compared (see :data:`NORMALISED`); ``paths`` maps real paths to
-    their placeholders (``{cwd: "$CWD", agent_dir: "$AGENT"}``)."""
+    """A captured request as compared (see :data:`NORMALISED`); ``paths`` maps real strings to
+    their placeholders in headers and body (``{cwd: "$CWD", agent_dir: "$AGENT", session id:
+    "<session-id>"}``)."""
     headers = {
         k.lower(): v
         for k, v in request["headers"].items()
         if not k.lower().startswith("x-stainless-") and k.lower() not in DROP_HEADERS
     }
+    headers = {k: replace_strings(v, paths) for k, v in headers.items()}
     if "user-agent" in headers:
         headers["user-agent"] = _UA.sub("pi (linux <release>; ", headers["user-agent"])
     body = request["body"]
@@ -321,6 +324,11 @@ def entry_shape(entry: dict[str, Any], index: dict[str, int]) -> Any:
         if key in out and out[key] is not None:
             out[key] = f"#{index[out[key]]}" if out[key] in index else f"?{out[key]}"
     return out
+
+
+def session_id_of(text: str) -> str:
+    """The id in a session file's header line."""
+    return str(json.loads(text.splitlines()[0])["id"])
 
 
 def file_shapes(text: str) -> list[Any]:

@@ -135,17 +135,20 @@ def _replay(name: str, index: int, dirs: dict[str, Path]) -> dict[str, Any]:
     server.begin(st.get("answers", []))
     model = cps.pi_nb_model(server.base_url)
     outcome = asyncio.run(cps.run_pi_nb_step(str(session_file), str(dirs["agent"]), step, model))
+    after = Path(outcome.get("file") or session_file).read_text()
+    ids = {cps.session_id_of(after): "<session-id>"}
     replay = {
         "outcome": outcome,
-        "requests": [cps.comparable(r, paths) for r in server.log],
-        "file_after": cps.replace_strings(Path(outcome.get("file") or session_file).read_text(), paths),
+        "requests": [cps.comparable(r, {**paths, **ids}) for r in server.log],
+        "file_after": cps.replace_strings(after, paths),
     }
     _REPLAYS[(name, index)] = replay
     return replay
 
 
 def _recorded_requests(run: dict[str, Any]) -> list[dict[str, Any]]:
-    return [cps.comparable(r, {}) for r in run["requests"]]
+    ids = {cps.session_id_of(run["file_after"]): "<session-id>"}
+    return [cps.comparable(r, ids) for r in run["requests"]]
 
 
 def _appended(before: str | None, after: str) -> list[Any]:

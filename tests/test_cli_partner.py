@@ -195,6 +195,34 @@ def test_requests(name: str, index: int, partner_dirs: dict[str, Path]) -> None:
     )
 
 
+def key_order(value: Any, path: str = "") -> list[str]:
+    """Every object's key order in a JSON value, as ``path: k1,k2,...`` lines."""
+    out: list[str] = []
+    if isinstance(value, dict):
+        out.append(f"{path}: {','.join(value)}")
+        for k, v in value.items():
+            out.extend(key_order(v, f"{path}.{k}"))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out.extend(key_order(v, f"{path}[{i}]"))
+    return out
+
+
+@pytest.mark.parametrize(("name", "index"), STEPS_WITH_PI, ids=_ids(STEPS_WITH_PI))
+def test_request_key_order(name: str, index: int, partner_dirs: dict[str, Path]) -> None:
+    """pi_nb's request bodies put their keys in Pi's order (the JSON text, not just its values)."""
+    st = SCENARIOS[name]["steps"][index]
+    got = [key_order(r["body"]) for r in _replay(name, index, partner_dirs)["requests"]]
+    want = [key_order(r["body"]) for r in _recorded_requests(st["pi"])]
+    diffs = [
+        f"requests[{i}] {g} want {w}"
+        for i, (gs, ws) in enumerate(zip(got, want, strict=False))
+        for g, w in zip(gs, ws, strict=False)
+        if g != w
+    ][:12]
+    assert not diffs, _report(f"{name} step {index} ({st['agent']}): key order differs from Pi's", diffs)
+
+
 @pytest.mark.parametrize(("name", "index"), STEPS_WITH_PI, ids=_ids(STEPS_WITH_PI))
 def test_entries(name: str, index: int, partner_dirs: dict[str, Path]) -> None:
     """The entries pi_nb appends have Pi's shape (a killed Pi's entries are a prefix of pi_nb's)."""

@@ -379,7 +379,7 @@ def main() -> None:
             steps = rec.scenario(SCENARIOS[name])
             doc = {"scenario": name, "cwd_files": CWD_FILES, "settings": cps.SETTINGS, "steps": steps}
             with gzip.open(OUT / f"{name}.json.gz", "wt", encoding="utf-8", compresslevel=9) as f:
-                json.dump(doc, f, indent=None, sort_keys=True)
+                json.dump(doc, f, indent=None)
             print(f"{name}: {len(steps)} steps, {time.time() - t0:.1f}s", flush=True)
         finally:
             shutil.rmtree(root, ignore_errors=True)

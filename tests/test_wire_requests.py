@@ -29,10 +29,9 @@ def _golden() -> dict[str, dict[str, Any]]:
 
 
 def _pi_nb_side(model_raw: dict[str, Any], conversation: str, level: str) -> tuple[list[dict[str, Any]], Any]:
-    from pi_nb.providers.simple_options import pi_user_agent
-
     from pi_nb.providers.base import Context, StreamOptions
     from pi_nb.providers.registry import get_model
+    from pi_nb.providers.simple_options import pi_user_agent
 
     transport = CaptureTransport([wire_cases.canned_response(model_raw["api"])])
     model = get_model(f"{model_raw['provider']}/{model_raw['id']}", transport=transport)

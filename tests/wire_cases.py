@@ -196,7 +196,53 @@ def conversations(model: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         {**result(empty_call, "", False), "toolName": "read"},
         {"role": "user", "content": "Thanks.", "timestamp": 1767225760000},
     ]
-    return {"tools": [prompt], "history": history, "foreign": foreign, "broken": broken}
+    # the rules the other conversations do not reach: unsigned / signature-only / redacted /
+    # whitespace thinking of the same model, a text signature, a tool call's thought signature,
+    # three calls in one turn (an error result, an image result, one left unanswered), and a
+    # foreign turn that is empty once transformed
+    replay = [
+        prompt,
+        {
+            **_assistant(provider, api, mid, None, same_call + "5"),
+            "content": [
+                {"type": "thinking", "thinking": "Unsigned plan."},
+                {"type": "thinking", "thinking": "", "thinkingSignature": _signature_for(api)},
+                {
+                    "type": "thinking",
+                    "thinking": "",
+                    "thinkingSignature": "EmwKAhgBEgy-redacted",
+                    "redacted": True,
+                },
+                {"type": "thinking", "thinking": "  \n"},
+                {
+                    "type": "text",
+                    "text": "Two commands.",
+                    "textSignature": '{"v":1,"id":"msg_0123","phase":"commentary"}',
+                },
+                {
+                    "type": "toolCall",
+                    "id": same_call + "5",
+                    "name": "bash",
+                    "arguments": {"command": "ls"},
+                    "thoughtSignature": "c2lnbmF0dXJl",
+                },
+                {"type": "toolCall", "id": same_call + "6", "name": "read", "arguments": {"path": "a.png"}},
+                {"type": "toolCall", "id": same_call + "7", "name": "bash", "arguments": {"command": "pwd"}},
+            ],
+        },
+        result(same_call + "5", "a.png\nb.txt", False),
+        {**result(same_call + "6", "Read image file [image/png]", True, error=True), "toolName": "read"},
+        {
+            **_assistant("other-provider", other_api, "other-model", None, other_call),
+            "content": [
+                {"type": "thinking", "thinking": "", "thinkingSignature": "x", "redacted": True},
+                {"type": "thinking", "thinking": ""},
+            ],
+            "stopReason": "stop",
+        },
+        image_user,
+    ]
+    return {"tools": [prompt], "history": history, "foreign": foreign, "broken": broken, "replay": replay}
 
 
 def levels(model: dict[str, Any]) -> list[str]:
@@ -213,7 +259,7 @@ def levels(model: dict[str, Any]) -> list[str]:
 def context_for(model: dict[str, Any], name: str) -> dict[str, Any]:
     messages = conversations(model)[name]
     ctx: dict[str, Any] = {"systemPrompt": SYSTEM, "messages": messages}
-    if name in ("tools", "history", "broken"):
+    if name in ("tools", "history", "broken", "replay"):
         ctx["tools"] = tool_schemas()
     return ctx
 
@@ -336,7 +382,7 @@ def all_cases() -> list[tuple[str, dict[str, Any], str, str]]:
     """``(name, model, conversation, level)`` for the whole runnable catalog."""
     out = []
     for model in runnable_models():
-        for conversation in ("tools", "history", "foreign", "broken"):
+        for conversation in ("tools", "history", "foreign", "broken", "replay"):
             for level in levels(model):
                 out.append((case_name(model, conversation, level), model, conversation, level))
     return out

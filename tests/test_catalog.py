@@ -369,8 +369,6 @@ def test_every_catalog_model_runs_with_its_numbers_or_says_which_apis_are_spoken
         base = getattr(model, "base_url", None)
         expected = spec.base_url.rstrip("/").replace("{CLOUDFLARE_ACCOUNT_ID}", "acct")
         expected = expected.replace("{CLOUDFLARE_GATEWAY_ID}", "gw")
-        if spec.api == "mistral-conversations":
-            expected += "/v1"
         assert base == expected, spec.key
         keys = provider_api_key_env(spec.provider)
         assert getattr(model, "api_key_env", None) == (
@@ -392,17 +390,30 @@ def test_every_catalog_model_runs_with_its_numbers_or_says_which_apis_are_spoken
         ("huggingface", "HF_TOKEN"),
         ("fireworks", "FIREWORKS_API_KEY"),
         ("moonshotai", "MOONSHOT_API_KEY"),
-        ("mistral", "MISTRAL_API_KEY"),
     ],
 )
 def test_openai_compatible_providers_use_catalog_url_and_pi_key(provider: str, key_env: str) -> None:
     from pi_nb.providers.openai_compat import OpenAICompatModel
 
-    spec = next(s for s in list_models(provider) if s.api in ("openai-completions", "mistral-conversations"))
+    spec = next(s for s in list_models(provider) if s.api == "openai-completions")
     model = get_model(spec.key)
     assert isinstance(model, OpenAICompatModel)
     assert model.api_key_env == key_env
-    assert model.base_url == spec.base_url.rstrip("/") + ("/v1" if provider == "mistral" else "")
+    assert model.base_url == spec.base_url.rstrip("/")
+
+
+def test_mistral_models_speak_mistrals_own_api() -> None:
+    """pi-ai runs Mistral's models on ``mistral-conversations`` (its native chat API), not on
+    Chat Completions: so does pi_nb, at the catalog's base URL with ``MISTRAL_API_KEY``."""
+    from pi_nb.providers.mistral_conversations import MistralConversationsModel
+
+    specs = [s for s in list_models("mistral") if s.api == "mistral-conversations"]
+    assert len(specs) > 20
+    for spec in specs:
+        model = get_model(spec.key)
+        assert isinstance(model, MistralConversationsModel), spec.key
+        assert model.api_key_env == "MISTRAL_API_KEY"
+        assert model.base_url == spec.base_url.rstrip("/")
 
 
 def test_a_groq_turn_goes_to_its_url_with_its_key(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -226,7 +226,10 @@ def test_openai_overflow_error_is_a_value_detected_as_overflow(server: ReplaySer
     events = collect(OpenAICompatModel("gpt-test", base_url=server.url + "/v1", max_retries=0), CTX)
     err = events[-1]
     assert err["type"] == "error" and err["error"]["stopReason"] == "error"
-    assert err["error"]["errorMessage"].startswith("400 This model's maximum context length is 8192 tokens")
+    # pi-ai's text: the status and the JSON of the body's "error" object
+    assert err["error"]["errorMessage"].startswith(
+        '400: {"message":"This model\'s maximum context length is 8192'
+    )
     assert is_context_overflow(err["error"], 8192)
 
 

@@ -1,58 +1,76 @@
-"""``OpenAIResponsesProvider``: OpenAI's own models through the Responses API (``openai-responses``).
+"""``OpenAIResponsesProvider``: models on the Responses API (``openai-responses``), as pi-ai 0.85.0 runs them.
 
-This is how Pi talks to OpenAI (pi-ai's ``openai-responses`` provider): ``POST {base_url}/responses``
-with ``stream: true`` and ``store: false``, through the ``openai`` SDK. What makes it differ from
-Chat Completions:
+This is pi-ai's ``openai-responses`` provider (and the shared Responses code of
+``openai-responses-shared``), as Pi's agent calls it through ``streamSimple``:
 
-- reasoning arrives as ``reasoning`` output items (summary text, ``encrypted_content``); the whole
-  item is kept, JSON-encoded, as the thinking block's ``thinkingSignature`` and sent back verbatim
-  as an input item on the next turn, so a reasoning model continues its own reasoning;
-- text items keep their item id (and ``phase``) in ``textSignature``; tool calls have the id
-  ``"{call_id}|{item_id}"``;
-- history goes in as Responses input items (``message``/``function_call``/``function_call_output``,
-  ``input_text``/``input_image`` parts), converted the way pi-ai's ``convertResponsesMessages`` does.
+- the client: the ``openai`` SDK at the model's base URL (``POST {baseUrl}/responses``), Pi's
+  ``User-Agent``, the catalog entry's headers, the session headers of the model's
+  ``sessionAffinityFormat`` (``session_id`` + ``x-client-request-id`` for OpenAI, only
+  ``x-client-request-id`` for ``openai-nosession``, ``x-session-id`` for OpenRouter), then the
+  headers Pi's agent adds for the provider (attribution, OpenCode's session, Cloudflare's gateway
+  key) last; the SDK does no retries of its own, the request is retried here the way pi-ai's
+  ``retryProviderRequest`` does (``max_retries`` times, 0 by default in Pi);
+- the body (``buildParams``): the history as Responses input items (``convertResponsesMessages``
+  over pi-ai's ``transformMessages``), ``stream: true``, ``store: false``, the session id as
+  ``prompt_cache_key`` (clamped), ``prompt_cache_retention: "24h"`` for long retention when the
+  model takes it, ``max_output_tokens`` (the model's limit clamped to the context left, at least
+  16), the tools (``strict`` when the model has strict mode), and ``reasoning``: the level through
+  the model's ``thinkingLevelMap`` with ``summary: "auto"`` and the encrypted reasoning included,
+  or with thinking off the map's ``off`` value (``"none"`` by default; nothing when the map says
+  ``off: null``); xAI always gets the encrypted reasoning;
+- the stream (``processResponsesStream``): reasoning items become thinking blocks whose
+  ``thinkingSignature`` is the whole item as JSON (sent back verbatim next turn); text items keep
+  their id and phase in ``textSignature``; tool calls are ``"{call_id}|{item_id}"``; the terminal
+  response gives usage (cached and cache-write tokens taken out of ``input``), cost (times the
+  service tier's multiplier) and the stop reason; an ``error`` event, ``response.failed``, a stream
+  without a terminal event or an HTTP error end in an ``error`` message with pi-ai's text
+  (``OpenAI API error (400): ...`` for HTTP errors).
 
-Stop reasons come from the terminal response's ``status`` (``completed`` -> ``stop``, or ``toolUse``
-when the answer calls tools; ``incomplete`` because of ``max_output_tokens`` -> ``length``); a
-stream with no terminal event, an ``error`` event or ``response.failed`` is an ``error`` message
-with the provider's text.
-
-The key comes from ``$OPENAI_API_KEY`` (or ``api_key_env``) only; it is never stored.
+The key comes from the provider's environment variable; it is never stored.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import random
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar, cast
 
+from pi_nb._js import js_stringify, js_truthy
 from pi_nb.errors import MissingDependencyError
 from pi_nb.messages import (
     AssistantContent,
+    AssistantMessage,
     ErrorEvent,
-    ErrorReason,
-    TextDeltaEvent,
-    TextStartEvent,
-    ThinkingContent,
-    ThinkingDeltaEvent,
-    ThinkingStartEvent,
+    StopReason,
     ToolCall,
-    ToolCallDeltaEvent,
-    ToolCallStartEvent,
+)
+from pi_nb.providers._pi_ai_util import (
+    append_grammar_tool_input_json_delta,
+    clamp_openai_prompt_cache_key,
+    create_grammar_tool_input_properties,
+    get_grammar_tool_input,
+    get_json_schema_tool_parameters,
+    provider_attribution_headers,
+    resolve_grammar_constrained_sampling,
+    resolve_json_schema_strict_sampling,
+    sanitize_surrogates,
+    short_hash,
+    split_deferred_tools,
 )
 from pi_nb.providers._stream_common import (
-    BlockDelta,
-    BlockStart,
     CostFunction,
-    StreamProtocolError,
+    api_error_message,
     apply_cost,
     block_delta_event,
     block_start_event,
-    open_json_stream,
-    parse_tool_arguments,
-    stream_failure,
+    js_shaped_error_from,
+    parse_streaming_json,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -60,23 +78,33 @@ from pi_nb.providers.base import (
     RemoteModel,
     StreamOptions,
     make_assistant_message,
-    make_usage,
     snapshot_message,
 )
+from pi_nb.providers.simple_options import build_base_options, clamp_thinking_level, pi_user_agent
+from pi_nb.providers.transform_messages import transform_messages
 
-__all__ = ["OpenAIResponsesProvider", "short_hash", "to_responses_input"]
+__all__ = [
+    "OPENAI_TOOL_CALL_PROVIDERS",
+    "OpenAIResponsesProvider",
+    "convert_responses_messages",
+    "convert_responses_tools",
+    "get_compat",
+    "retry_provider_request",
+    "short_hash",
+    "to_responses_input",
+]
 
-# Typing: the Responses API wire JSON (the request body, its input items, each streamed event) is
-# ``dict[str, Any]``: open JSON, not modelled here. The session's messages are read as JSON too
-# (``Mapping[str, Any]``, and ``dict[str, Any]`` once ``_transform`` has copied them, some made up
-# there without a timestamp): they reach the provider unvalidated and are read field by field,
-# with Pi's tolerance of missing or odd fields. What the stream produces is typed: the
-# ``AssistantMessage``, its content blocks and the events.
+# Typing: the Responses API wire JSON (the request body, its input items, each streamed event) and
+# the pi-ai model dict are ``dict[str, Any]``: open JSON, not modelled here. The session's messages
+# are read as JSON too: they reach the provider unvalidated and are read field by field, with Pi's
+# tolerance of missing or odd fields. What the stream produces is typed: the ``AssistantMessage``,
+# its content blocks and the events.
 
-_TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
+OPENAI_TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
 _MIN_OUTPUT_TOKENS = 16  # the Responses API rejects max_output_tokens below 16
-_PROMPT_CACHE_KEY_MAX = 64
-_LEVELS = ("minimal", "low", "medium", "high", "xhigh")
+_DEFAULT_MAX_RETRY_DELAY_MS = 60_000
+# providers whose key travels in a header of their own (pi-ai's cloudflare-auth: the AI Gateway)
+_HEADER_AUTH_PROVIDERS = frozenset({"cloudflare-ai-gateway"})
 
 
 def _require_openai() -> Any:
@@ -89,54 +117,50 @@ def _require_openai() -> Any:
     return openai
 
 
-def _imul(a: int, b: int) -> int:
-    """JavaScript ``Math.imul``: 32-bit signed multiplication."""
-    result = (a * b) & 0xFFFFFFFF
-    return result - 0x100000000 if result & 0x80000000 else result
+# ---------------------------------------------------------------- compat
 
 
-def _to_base36(n: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    if n == 0:
-        return "0"
-    out = ""
-    while n:
-        n, r = divmod(n, 36)
-        out = digits[r] + out
-    return out
+def get_compat(model: Mapping[str, Any]) -> dict[str, Any]:
+    """pi-ai's ``getCompat``: the catalog entry's ``compat`` flags with their defaults."""
+    compat: Mapping[str, Any] = model.get("compat") or {}
+
+    def flag(name: str, default: Any) -> Any:
+        value = compat.get(name)
+        return default if value is None else value
+
+    base_url = str(model.get("baseUrl") or "")
+    affinity = (
+        "openrouter" if model.get("provider") == "openrouter" or "openrouter.ai" in base_url else "openai"
+    )
+    return {
+        "supportsDeveloperRole": flag("supportsDeveloperRole", True),
+        "sessionAffinityFormat": flag("sessionAffinityFormat", affinity),
+        "supportsLongCacheRetention": flag("supportsLongCacheRetention", True),
+        "supportsStrictMode": flag("supportsStrictMode", False),
+        "supportsOpenAIGrammarTools": flag("supportsOpenAIGrammarTools", False),
+        "supportsAdditionalTools": flag("supportsAdditionalTools", False),
+        "supportsToolSearch": flag("supportsToolSearch", False),
+        "supportsExplicitPromptCacheMode": flag("supportsExplicitPromptCacheMode", False),
+        "supportsMaxOutputTokens": flag("supportsMaxOutputTokens", True),
+    }
 
 
-def short_hash(text: str) -> str:
-    """pi-ai's ``shortHash`` (the id it gives a too-long or foreign item id), bit for bit.
-
-    JavaScript strings are UTF-16: characters outside the BMP count as two code units.
-    """
-    h1, h2 = 0xDEADBEEF, 0x41C6CE57
-    units = text.encode("utf-16-le")
-    for i in range(0, len(units), 2):
-        ch = units[i] | (units[i + 1] << 8)
-        h1 = _imul(h1 ^ ch, 2654435761)
-        h2 = _imul(h2 ^ ch, 1597334677)
-    h1 = _imul(h1 ^ ((h1 & 0xFFFFFFFF) >> 16), 2246822507) ^ _imul(h2 ^ ((h2 & 0xFFFFFFFF) >> 13), 3266489909)
-    h2 = _imul(h2 ^ ((h2 & 0xFFFFFFFF) >> 16), 2246822507) ^ _imul(h1 ^ ((h1 & 0xFFFFFFFF) >> 13), 3266489909)
-    return _to_base36(h2 & 0xFFFFFFFF) + _to_base36(h1 & 0xFFFFFFFF)
+def _resolve_cache_retention(cache_retention: str | None) -> str:
+    if cache_retention:
+        return cache_retention
+    if os.environ.get("PI_CACHE_RETENTION") == "long":
+        return "long"
+    return "short"
 
 
-def _js_json(value: Any) -> str:
-    """``JSON.stringify(value)``: no spaces, non-ASCII kept."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _normalize_id_part(part: str) -> str:
-    sanitized = re.sub(r"[^a-zA-Z0-9_-]", "_", part)[:64]
-    return re.sub(r"_+$", "", sanitized)
+# ---------------------------------------------------------------- text signatures
 
 
 def _text_signature(item_id: str, phase: Any) -> str:
     payload: dict[str, Any] = {"v": 1, "id": item_id}
     if phase:
         payload["phase"] = phase
-    return _js_json(payload)
+    return js_stringify(payload)
 
 
 def _parse_text_signature(signature: Any) -> tuple[str, str | None] | None:
@@ -153,186 +177,114 @@ def _parse_text_signature(signature: Any) -> tuple[str, str | None] | None:
     return signature, None
 
 
-def _transform(
-    messages: Sequence[Mapping[str, Any]], target: tuple[str, str, str], supports_images: bool
-) -> list[dict[str, Any]]:
-    """pi-ai's ``transformMessages`` for this API: other models' thinking becomes text, tool-call
-    ids are normalised for OpenAI, failed turns are dropped, orphaned tool calls get a result."""
-    provider, api, _model_id = target
-    id_map: dict[str, str] = {}
+# ---------------------------------------------------------------- message conversion
 
-    def normalize_call_id(call_id: str, source: Mapping[str, Any]) -> str:
-        if provider not in _TOOL_CALL_PROVIDERS or "|" not in call_id:
+
+def _normalize_id_part(part: str) -> str:
+    sanitized = re.sub(r"[^a-zA-Z0-9_-]", "_", part)[:64]
+    return re.sub(r"_+$", "", sanitized)
+
+
+def _tool_result_output(model: Mapping[str, Any], content: Sequence[Mapping[str, Any]]) -> Any:
+    text = "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+    images = [b for b in content if b.get("type") == "image"]
+    if not images or "image" not in (model.get("input") or []):
+        return sanitize_surrogates(
+            text if text else ("(see attached image)" if images else "(no tool output)")
+        )
+    out: list[dict[str, Any]] = []
+    if text:
+        out.append({"type": "input_text", "text": sanitize_surrogates(text)})
+    out.extend(
+        {
+            "type": "input_image",
+            "detail": "auto",
+            "image_url": f"data:{b.get('mimeType')};base64,{b.get('data')}",
+        }
+        for b in images
+    )
+    return out
+
+
+def convert_responses_messages(
+    model: Mapping[str, Any],
+    context: Context,
+    allowed_tool_call_providers: frozenset[str] | set[str] = OPENAI_TOOL_CALL_PROVIDERS,
+    *,
+    include_system_prompt: bool = True,
+    grammar_tool_input_properties: Mapping[str, str] | None = None,
+    deferred_tools: Mapping[str, Mapping[str, Any]] | None = None,
+    deferred_tools_mode: str | None = None,
+    tool_options: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """pi-ai's ``convertResponsesMessages``: the context as Responses input items for ``model``
+    (a pi-ai model dict).
+
+    An assistant message of the same model sends its reasoning items back (the JSON kept in
+    ``thinkingSignature``) and its text items under their own ids; tool-call ids are normalised
+    for the providers in ``allowed_tool_call_providers`` (``fc_`` item ids, hashed when foreign).
+    Calls of grammar tools (``grammar_tool_input_properties``: tool name -> the argument holding
+    its raw input) go back as ``custom_tool_call`` items with their results.
+    """
+    grammar = grammar_tool_input_properties or {}
+    items: list[dict[str, Any]] = []
+    loaded_tool_names: set[str] = set()
+    provider, api, model_id = model.get("provider"), model.get("api"), model.get("id")
+
+    def normalize_tool_call_id(call_id: str, _target: Mapping[str, Any], source: Mapping[str, Any]) -> str:
+        if provider not in allowed_tool_call_providers or "|" not in call_id:
             return _normalize_id_part(call_id)
-        call, item = call_id.split("|", 2)[:2]
+        parts = call_id.split("|")
+        call, item = parts[0], parts[1]
         foreign = source.get("provider") != provider or source.get("api") != api
         item_id = f"fc_{short_hash(item)}"[:64] if foreign else _normalize_id_part(item)
         if not item_id.startswith("fc_"):
             item_id = _normalize_id_part(f"fc_{item_id}")
         return f"{_normalize_id_part(call)}|{item_id}"
 
-    def images_to_text(content: list[dict[str, Any]], placeholder: str) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        previous = False
-        for block in content:
-            if block.get("type") == "image":
-                if not previous:
-                    out.append({"type": "text", "text": placeholder})
-                previous = True
-                continue
-            out.append(block)
-            previous = block.get("text") == placeholder
-        return out
+    # read as JSON: session messages arrive unvalidated and are read field by field
+    transformed: list[Any] = transform_messages(list(context.messages), model, normalize_tool_call_id)
 
-    transformed: list[dict[str, Any]] = []
-    for raw in messages:
-        msg = dict(raw)
-        if msg.get("content") is None:
-            msg["content"] = []
-        role = msg.get("role")
-        if not supports_images and role == "user" and isinstance(msg["content"], list):
-            msg["content"] = images_to_text(msg["content"], "(image omitted: model does not support images)")
-        if not supports_images and role == "toolResult":
-            msg["content"] = images_to_text(
-                msg["content"], "(tool image omitted: model does not support images)"
-            )
-        if role == "toolResult":
-            mapped = id_map.get(msg.get("toolCallId", ""))
-            if mapped:
-                msg["toolCallId"] = mapped
-        elif role == "assistant":
-            same = (msg.get("provider"), msg.get("api"), msg.get("model")) == target
-            blocks: list[dict[str, Any]] = []
-            for block in msg["content"]:
-                kind = block.get("type")
-                if kind == "thinking":
-                    if block.get("redacted"):
-                        if same:
-                            blocks.append(block)
-                    elif same and block.get("thinkingSignature"):
-                        blocks.append(block)
-                    elif not (block.get("thinking") or "").strip():
-                        continue
-                    elif same:
-                        blocks.append(block)
-                    else:
-                        blocks.append({"type": "text", "text": block["thinking"]})
-                elif kind == "text":
-                    blocks.append(block if same else {"type": "text", "text": block.get("text", "")})
-                elif kind == "toolCall":
-                    call = dict(block)
-                    if not same:
-                        call.pop("thoughtSignature", None)
-                        new_id = normalize_call_id(str(call.get("id", "")), msg)
-                        if new_id != call.get("id"):
-                            id_map[str(call.get("id", ""))] = new_id
-                            call["id"] = new_id
-                    blocks.append(call)
-                else:
-                    blocks.append(block)
-            msg["content"] = blocks
-        transformed.append(msg)
+    if include_system_prompt and context.system_prompt:
+        compat = model.get("compat") or {}
+        system_role = (
+            "developer"
+            if model.get("reasoning") and compat.get("supportsDeveloperRole") is not False
+            else "system"
+        )
+        items.append({"role": system_role, "content": sanitize_surrogates(context.system_prompt)})
 
-    result: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []
-    answered: set[str] = set()
-
-    def flush() -> None:
-        for call in pending:
-            if call.get("id") not in answered:
-                result.append(
-                    {
-                        "role": "toolResult",
-                        "toolCallId": call.get("id"),
-                        "toolName": call.get("name"),
-                        "content": [{"type": "text", "text": "No result provided"}],
-                        "isError": True,
-                    }
-                )
-        pending.clear()
-        answered.clear()
-
+    msg_index = 0
     for msg in transformed:
-        role = msg.get("role")
-        if role == "assistant":
-            flush()
-            if msg.get("stopReason") in ("error", "aborted"):
-                continue
-            calls = [b for b in msg["content"] if b.get("type") == "toolCall"]
-            if calls:
-                pending[:] = calls
-                answered.clear()
-            result.append(msg)
-        elif role == "toolResult":
-            answered.add(msg.get("toolCallId", ""))
-            result.append(msg)
-        elif role == "user":
-            flush()
-            result.append(msg)
-        else:
-            result.append(msg)
-    flush()
-    return result
-
-
-def _tool_output(content: list[dict[str, Any]], supports_images: bool) -> Any:
-    text = "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
-    images = [b for b in content if b.get("type") == "image"]
-    if not images or not supports_images:
-        return text if text else ("(see attached image)" if images else "(no tool output)")
-    out: list[dict[str, Any]] = []
-    if text:
-        out.append({"type": "input_text", "text": text})
-    out.extend(
-        {"type": "input_image", "detail": "auto", "image_url": f"data:{b['mimeType']};base64,{b['data']}"}
-        for b in images
-    )
-    return out
-
-
-def to_responses_input(
-    context: Context,
-    *,
-    provider: str = "openai",
-    api: str = "openai-responses",
-    model_id: str = "",
-    reasoning: bool = False,
-    supports_images: bool = True,
-    supports_developer_role: bool = True,
-) -> list[dict[str, Any]]:
-    """Pi ``Message`` dicts -> Responses API input items (pi-ai's ``convertResponsesMessages``).
-
-    An assistant message of the same ``(provider, api, model_id)`` sends its reasoning items back
-    (the JSON kept in ``thinkingSignature``) and its text items under their own ids.
-    """
-    target = (provider, api, model_id)
-    items: list[dict[str, Any]] = []
-    if context.system_prompt:
-        system_role = "developer" if reasoning and supports_developer_role else "system"
-        items.append({"role": system_role, "content": context.system_prompt})
-    for msg_index, msg in enumerate(_transform(context.messages, target, supports_images)):
         role = msg.get("role")
         content = msg.get("content")
         if role == "user":
             if isinstance(content, str):
-                items.append({"role": "user", "content": [{"type": "input_text", "text": content}]})
-                continue
-            parts = [
-                {"type": "input_text", "text": b.get("text", "")}
-                if b.get("type") == "text"
-                else {
-                    "type": "input_image",
-                    "detail": "auto",
-                    "image_url": f"data:{b.get('mimeType')};base64,{b.get('data')}",
-                }
-                for b in content or []
-            ]
-            if parts:
+                items.append(
+                    {
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": sanitize_surrogates(content)}],
+                    }
+                )
+            else:
+                parts = [
+                    {"type": "input_text", "text": sanitize_surrogates(str(b.get("text", "")))}
+                    if b.get("type") == "text"
+                    else {
+                        "type": "input_image",
+                        "detail": "auto",
+                        "image_url": f"data:{b.get('mimeType')};base64,{b.get('data')}",
+                    }
+                    for b in content or []
+                ]
+                if not parts:
+                    continue  # pi-ai skips the message without counting it
                 items.append({"role": "user", "content": parts})
         elif role == "assistant":
-            same_provider_api = (msg.get("provider"), msg.get("api")) == (provider, api)
-            different_model = same_provider_api and msg.get("model") != model_id
             out: list[dict[str, Any]] = []
+            same_provider_api = msg.get("provider") == provider and msg.get("api") == api
+            same_model = same_provider_api and msg.get("model") == model_id
+            different_model = same_provider_api and msg.get("model") != model_id
             text_index = 0
             for block in content or []:
                 kind = block.get("type")
@@ -354,7 +306,11 @@ def to_responses_input(
                         "type": "message",
                         "role": "assistant",
                         "content": [
-                            {"type": "output_text", "text": block.get("text", ""), "annotations": []}
+                            {
+                                "type": "output_text",
+                                "text": sanitize_surrogates(str(block.get("text", ""))),
+                                "annotations": [],
+                            }
                         ],
                         "status": "completed",
                         "id": msg_id,
@@ -363,58 +319,292 @@ def to_responses_input(
                         item["phase"] = parsed[1]
                     out.append(item)
                 elif kind == "toolCall":
-                    call_id, _, item_id = str(block.get("id", "")).partition("|")
-                    keep_id: str | None = item_id or None
-                    if (different_model and keep_id and keep_id.startswith("fc_")) or not (
-                        keep_id and keep_id.startswith("fc_")
-                    ):
-                        keep_id = None
-                    call: dict[str, Any] = {"type": "function_call"}
-                    if keep_id is not None:
-                        call["id"] = keep_id
-                    call.update(
-                        call_id=call_id,
-                        name=block.get("name"),
-                        arguments=_js_json(block.get("arguments") or {}),
+                    id_parts = str(block.get("id", "")).split("|")
+                    call_id = id_parts[0]
+                    item_id: str | None = id_parts[1] if len(id_parts) > 1 else None
+                    starts_fc = item_id is not None and item_id.startswith("fc_")
+                    input_property = grammar.get(str(block.get("name")))
+                    if (different_model and starts_fc) or (input_property is None and not starts_fc):
+                        item_id = None
+                    call: dict[str, Any] = {
+                        "type": "function_call" if input_property is None else "custom_tool_call"
+                    }
+                    if item_id is not None:
+                        call["id"] = item_id
+                    call["call_id"] = call_id
+                    call["name"] = block.get("name")
+                    if input_property is None:
+                        call["arguments"] = js_stringify(block.get("arguments"))
+                    else:
+                        call["input"] = sanitize_surrogates(
+                            get_grammar_tool_input(
+                                str(block.get("name")), block.get("arguments") or {}, input_property
+                            )
+                        )
+                    can_replay_namespace = same_model or (
+                        deferred_tools is not None and block.get("name") in deferred_tools
                     )
+                    if can_replay_namespace and block.get("namespace") is not None:
+                        call["namespace"] = block["namespace"]
                     out.append(call)
+            if not out:
+                continue  # pi-ai skips the message without counting it
             items.extend(out)
         elif role == "toolResult":
+            call_id = str(msg.get("toolCallId", "")).split("|")[0]
             items.append(
                 {
-                    "type": "function_call_output",
-                    "call_id": str(msg.get("toolCallId", "")).split("|")[0],
-                    "output": _tool_output(content or [], supports_images),
+                    "type": "custom_tool_call_output"
+                    if msg.get("toolName") in grammar
+                    else "function_call_output",
+                    "call_id": call_id,
+                    "output": _tool_result_output(model, content or []),
                 }
             )
+            loaded: list[Mapping[str, Any]] = []
+            for name in msg.get("addedToolNames") or []:
+                tool = (deferred_tools or {}).get(name)
+                if tool is None or name in loaded_tool_names:
+                    continue
+                loaded_tool_names.add(name)
+                loaded.append(tool)
+            if loaded and deferred_tools_mode == "additional-tools":
+                items.append(
+                    {
+                        "type": "additional_tools",
+                        "role": "developer",
+                        "tools": convert_responses_tools(loaded, **dict(tool_options or {})),
+                    }
+                )
+            elif loaded and deferred_tools_mode == "tool-search":
+                names = [str(t.get("name")) for t in loaded]
+                seed = f"{msg.get('toolCallId')}:{','.join(names)}"
+                search_id = f"pi_tool_load_{short_hash(seed)}"
+                items.append(
+                    {
+                        "type": "tool_search_call",
+                        "call_id": search_id,
+                        "execution": "client",
+                        "status": "completed",
+                        "arguments": {"query": " ".join(names), "limit": len(names)},
+                    }
+                )
+                items.append(
+                    {
+                        "type": "tool_search_output",
+                        "call_id": search_id,
+                        "execution": "client",
+                        "status": "completed",
+                        "tools": convert_responses_tools(
+                            loaded, **{**dict(tool_options or {}), "defer_loading": True}
+                        ),
+                    }
+                )
+        msg_index += 1
     return items
 
 
-def _as_dict(obj: Any) -> dict[str, Any]:
-    """An SDK event as the JSON the server sent."""
-    if isinstance(obj, dict):
-        return obj
-    to_dict = getattr(obj, "to_dict", None)
-    out = to_dict(warnings=False) if callable(to_dict) else None
-    return out if isinstance(out, dict) else {}
+def convert_responses_tools(
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    strict: bool | None = None,
+    supports_strict_mode: bool = True,
+    supports_openai_grammar_tools: bool = False,
+    defer_loading: bool = False,
+) -> list[dict[str, Any]]:
+    """pi-ai's ``convertResponsesTools``: ``{type: "function", name, description, parameters
+    [, defer_loading][, strict]}`` (``strict`` only where the model takes it), or a ``custom`` tool
+    with its grammar for a grammar tool on a model that takes them."""
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        grammar = resolve_grammar_constrained_sampling(tool, supports_openai_grammar_tools)
+        if grammar:
+            custom: dict[str, Any] = {
+                "type": "custom",
+                "name": tool.get("name"),
+                "description": tool.get("description"),
+                "format": {
+                    "type": "grammar",
+                    "syntax": grammar["format"],
+                    "definition": grammar["definition"],
+                },
+            }
+            if defer_loading:
+                custom["defer_loading"] = True
+            out.append(custom)
+            continue
+        constrained = resolve_json_schema_strict_sampling(tool, supports_strict_mode)
+        use_strict = constrained if constrained is not None else bool(strict)
+        entry: dict[str, Any] = {
+            "type": "function",
+            "name": tool.get("name"),
+            "description": tool.get("description"),
+            "parameters": get_json_schema_tool_parameters(tool, use_strict is True),
+        }
+        if defer_loading:
+            entry["defer_loading"] = True
+        if supports_strict_mode:
+            entry["strict"] = use_strict
+        out.append(entry)
+    return out
 
 
-_StreamError = StreamProtocolError  # a failure reported inside the stream
+def to_responses_input(
+    context: Context,
+    *,
+    provider: str = "openai",
+    api: str = "openai-responses",
+    model_id: str = "",
+    reasoning: bool = False,
+    supports_images: bool = True,
+    supports_developer_role: bool = True,
+) -> list[dict[str, Any]]:
+    """Pi ``Message`` dicts -> Responses API input items for a model given by its parts (a
+    shorthand for :func:`convert_responses_messages` with OpenAI's tool-call id rules)."""
+    model = {
+        "id": model_id,
+        "provider": provider,
+        "api": api,
+        "reasoning": reasoning,
+        "input": ["text", "image"] if supports_images else ["text"],
+        "compat": {"supportsDeveloperRole": supports_developer_role},
+    }
+    return convert_responses_messages(model, context, OPENAI_TOOL_CALL_PROVIDERS)
 
 
-def _num(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+# ---------------------------------------------------------------- retries (utils/provider-retry)
+
+_T = TypeVar("_T")
+
+
+def _error_status_and_headers(error: BaseException) -> tuple[bool, int | None, Mapping[str, str] | None]:
+    """``(is a provider error, status, headers)``: the SDK's HTTP errors and connection errors."""
+    try:
+        import openai
+    except ImportError:  # pragma: no cover
+        return False, None, None
+    if isinstance(error, openai.APIStatusError):
+        return True, error.status_code, error.response.headers
+    if isinstance(error, openai.APIConnectionError):
+        return True, None, None
+    return False, None, None
+
+
+def _retryable(status: int | None, headers: Mapping[str, str] | None) -> bool:
+    should = headers.get("x-should-retry") if headers is not None else None
+    if should == "true":
+        return True
+    if should == "false":
+        return False
+    if status is None:
+        return True
+    return status in (408, 409, 429) or status >= 500
+
+
+def _retry_delay_ms(
+    headers: Mapping[str, str] | None, retry_index: int, max_delay_ms: int | None, message: str
+) -> float:
+    def validate(delay: float) -> float:
+        limit = _DEFAULT_MAX_RETRY_DELAY_MS if max_delay_ms is None else max_delay_ms
+        if limit > 0 and delay > limit:
+            raise RuntimeError(
+                f"Server requested {-(-delay // 1000):.0f}s retry delay (max: {-(-limit // 1000):.0f}s). {message}"
+            )
+        return delay
+
+    if headers is not None:
+        after_ms = headers.get("retry-after-ms")
+        if after_ms:
+            try:
+                return validate(float(after_ms))
+            except ValueError:
+                pass
+        after = headers.get("retry-after")
+        if after:
+            try:
+                delay = float(after) * 1000
+            except ValueError:
+                try:
+                    delay = parsedate_to_datetime(after).timestamp() * 1000 - time.time() * 1000
+                except (TypeError, ValueError):
+                    delay = float("nan")
+            return validate(delay)
+    exponential = min(0.5 * float(2**retry_index), 8.0) * 1000
+    return exponential * (1 - random.random() * 0.25)
+
+
+async def retry_provider_request(
+    request: Callable[[], Awaitable[_T]],
+    *,
+    max_retries: int = 0,
+    max_retry_delay_ms: int | None = None,
+    signal: Any = None,
+) -> _T:
+    """pi-ai's ``retryProviderRequest``: the SDK's retry policy (408, 409, 429, 5xx, connection
+    errors, ``x-should-retry``, ``retry-after(-ms)``, exponential backoff with jitter), run here so
+    a server-requested delay above ``max_retry_delay_ms`` fails at once."""
+    remaining = max_retries
+    while True:
+        try:
+            return await request()
+        except Exception as error:
+            if signal is not None and signal.aborted:
+                raise RuntimeError("Request aborted") from error
+            is_provider, status, headers = _error_status_and_headers(error)
+            if remaining <= 0 or not is_provider or not _retryable(status, headers):
+                raise
+            retry_index = max_retries - remaining
+            remaining -= 1
+            delay = _retry_delay_ms(
+                headers, retry_index, max_retry_delay_ms, js_shaped_error_from(error).message
+            )
+            if delay == delay:  # NaN sleeps 0 in setTimeout
+                await asyncio.sleep(max(0.0, delay) / 1000)
+
+
+# ---------------------------------------------------------------- service tiers
+
+
+def _service_tier_multiplier(model_id: str, tier: Any) -> float:
+    if tier == "flex":
+        return 0.5
+    if tier == "priority":
+        return 2.5 if model_id == "gpt-5.5" else 2
+    return 1
+
+
+def _join_text(value: Any) -> str:
+    """A value as ``Array.prototype.join`` prints it (``null`` and ``undefined`` are empty)."""
+    return "" if value is None else _js_text(value)
+
+
+def _js_text(value: Any, missing: bool = False) -> str:
+    """A value as a JavaScript template literal prints it."""
+    if missing:
+        return "undefined"
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (dict, list)):
+        return "[object Object]" if isinstance(value, dict) else ",".join(_js_text(v) for v in value)
+    return str(value)
+
+
+class _StreamError(Exception):
+    """A failure reported inside the stream (its text is the message)."""
 
 
 class OpenAIResponsesProvider(RemoteModel):
-    """An OpenAI model over the Responses API (what Pi uses for ``openai/...`` models).
+    """A model over the Responses API (what Pi uses for ``openai/...``, OpenCode's GPT models, xAI...).
 
-    Optional, beyond the common constructor arguments: ``cost_function`` (the final usage to its
-    cost, ``usage["cost"]``), ``thinking_level_map`` (pi-ai's per-model map from thinking levels to
-    the API's ``reasoning.effort`` values; ``None`` marks a level the model does not have, and
-    ``"off": None`` means reasoning cannot be switched off), ``supports_developer_role`` and
-    ``supports_strict_mode`` (pi-ai's ``compat`` flags of the catalog entry; with strict mode each
-    tool says ``"strict": false``).
+    The request follows the model's pi-ai entry (:meth:`pi_ai_model`: ``compat``, ``headers``,
+    ``thinkingLevelMap``, ``cost``). Optional, beyond the common constructor arguments:
+    ``cost_function`` (the final usage to its cost, ``usage["cost"]``), and for a model built by
+    hand ``thinking_level_map``, ``supports_developer_role`` and ``supports_strict_mode`` (they
+    override the entry's ``thinkingLevelMap`` and ``compat`` flags).
     """
 
     api = "openai-responses"
@@ -432,8 +622,8 @@ class OpenAIResponsesProvider(RemoteModel):
         *,
         cost_function: CostFunction | None = None,
         thinking_level_map: Mapping[str, str | None] | None = None,
-        supports_developer_role: bool = True,
-        supports_strict_mode: bool = False,
+        supports_developer_role: bool | None = None,
+        supports_strict_mode: bool | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(id, **kwargs)
@@ -444,326 +634,601 @@ class OpenAIResponsesProvider(RemoteModel):
         self.supports_developer_role = supports_developer_role
         self.supports_strict_mode = supports_strict_mode
 
-    def _client(self) -> Any:
-        openai = _require_openai()
-        key = os.environ.get(self.api_key_env) or ("not-needed" if self.base_url else None)
-        return openai.AsyncOpenAI(
-            api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+    def pi_ai_model(self) -> dict[str, Any]:
+        """The pi-ai model dict, with this object's explicit level map and compat flags applied."""
+        model = super().pi_ai_model()
+        model["api"] = self.api
+        if self.thinking_level_map is not None:
+            model["thinkingLevelMap"] = dict(self.thinking_level_map)
+        compat = dict(model.get("compat") or {})
+        if self.supports_developer_role is not None:
+            compat["supportsDeveloperRole"] = self.supports_developer_role
+        if self.supports_strict_mode is not None:
+            compat["supportsStrictMode"] = self.supports_strict_mode
+        if compat or "compat" in model:
+            model["compat"] = compat
+        return model
+
+    # -- pi-ai's streamSimple -> stream options
+
+    def _options(self, model: Mapping[str, Any], context: Context, opts: StreamOptions) -> dict[str, Any]:
+        """pi-ai's ``streamSimple``: the base options (``maxTokens`` clamped to the context left) and
+        the reasoning effort (the level clamped to the model's levels; none for ``off``)."""
+        simple: dict[str, Any] = {}
+        if opts.max_tokens is not None:
+            simple["maxTokens"] = opts.max_tokens
+        if opts.temperature is not None:
+            simple["temperature"] = opts.temperature
+        if opts.session_id is not None:
+            simple["sessionId"] = opts.session_id
+        if opts.cache_retention is not None:
+            simple["cacheRetention"] = opts.cache_retention
+        if opts.extra:
+            simple["samplingParams"] = dict(opts.extra)
+        base = build_base_options(model, cast(Mapping[str, Any], context.to_dict()), simple)
+        if opts.reasoning:
+            level = clamp_thinking_level(model, opts.reasoning)
+            if level != "off":
+                base["reasoningEffort"] = level
+        service_tier = (opts.extra or {}).get("service_tier")
+        if service_tier is not None:
+            base["serviceTier"] = service_tier
+        return base
+
+    def build_request(self, context: Context, options: StreamOptions | None = None) -> dict[str, Any]:
+        """The ``POST /responses`` body (pi-ai's ``buildParams`` after ``streamSimple``)."""
+        model = self.pi_ai_model()
+        return self._params(model, context, self._options(model, context, options or StreamOptions()))
+
+    def _params(
+        self, model: Mapping[str, Any], context: Context, options: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        compat = get_compat(model)
+        mode = (
+            "additional-tools"
+            if compat["supportsAdditionalTools"]
+            else "tool-search"
+            if compat["supportsToolSearch"]
+            else None
+        )
+        immediate, deferred = split_deferred_tools(
+            cast(Mapping[str, Any], context.to_dict()), mode is not None
+        )
+        tool_options = {
+            "supports_strict_mode": compat["supportsStrictMode"],
+            "supports_openai_grammar_tools": compat["supportsOpenAIGrammarTools"],
+        }
+        messages = convert_responses_messages(
+            model,
+            context,
+            OPENAI_TOOL_CALL_PROVIDERS,
+            grammar_tool_input_properties=self._grammar_properties(model, context),
+            deferred_tools=deferred,
+            deferred_tools_mode=mode,
+            tool_options=tool_options,
+        )
+        retention = _resolve_cache_retention(options.get("cacheRetention"))
+        params: dict[str, Any] = {"model": model.get("id"), "input": messages, "stream": True}
+        if retention != "none":
+            key = clamp_openai_prompt_cache_key(options.get("sessionId"))
+            if key is not None:
+                params["prompt_cache_key"] = key
+        if retention == "long" and compat["supportsLongCacheRetention"]:
+            params["prompt_cache_retention"] = "24h"
+        if retention == "none" and compat["supportsExplicitPromptCacheMode"]:
+            params["prompt_cache_options"] = {"mode": "explicit"}
+        params["store"] = False
+        max_tokens = options.get("maxTokens")
+        if max_tokens and compat["supportsMaxOutputTokens"]:
+            params["max_output_tokens"] = max(max_tokens, _MIN_OUTPUT_TOKENS)
+        if options.get("temperature") is not None:
+            params["temperature"] = options["temperature"]
+        if options.get("serviceTier") is not None:
+            params["service_tier"] = options["serviceTier"]
+        if immediate:
+            params["tools"] = convert_responses_tools(immediate, **tool_options)
+        if options.get("toolChoice") is not None:
+            params["tool_choice"] = options["toolChoice"]
+        if model.get("reasoning"):
+            level_map: Mapping[str, Any] | None = model.get("thinkingLevelMap")
+            effort_level = options.get("reasoningEffort")
+            if effort_level or options.get("reasoningSummary"):
+                effort = "medium"
+                if effort_level:
+                    mapped = level_map.get(effort_level) if level_map else None
+                    effort = mapped if mapped is not None else effort_level
+                params["reasoning"] = {"effort": effort, "summary": options.get("reasoningSummary") or "auto"}
+                params["include"] = ["reasoning.encrypted_content"]
+            elif model.get("provider") != "github-copilot" and not (
+                level_map is not None and "off" in level_map and level_map["off"] is None
+            ):
+                off = level_map.get("off") if level_map else None
+                params["reasoning"] = {"effort": off if off is not None else "none"}
+            if model.get("provider") == "xai":
+                params["include"] = ["reasoning.encrypted_content"]
+        sampling = options.get("samplingParams")
+        if sampling:
+            params.update(sampling)
+        return params
+
+    def _grammar_properties(self, model: Mapping[str, Any], context: Context) -> dict[str, str]:
+        """Tool name -> the argument carrying a grammar tool's raw input (for models that take them)."""
+        return create_grammar_tool_input_properties(
+            cast(Sequence[Mapping[str, Any]], context.tools or []),
+            get_compat(model)["supportsOpenAIGrammarTools"],
         )
 
-    def _effort(self, level: str) -> str | None:
-        """The ``reasoning.effort`` for a thinking level (the nearest level this model has)."""
-        table = self.thinking_level_map
-        if table is None:
-            return level
-        if level in table and table[level] is not None:
-            return table[level]
-        if level in _LEVELS:
-            i = _LEVELS.index(level)
-            for candidate in (*_LEVELS[i + 1 :], *reversed(_LEVELS[:i])):
-                if table.get(candidate) is not None:
-                    return table[candidate]
-            return None
-        return table.get(level, level)
+    # -- createClient
 
-    def build_request(self, context: Context, options: StreamOptions | None) -> dict[str, Any]:
-        """The ``responses.create`` parameters (pi-ai's ``buildParams``)."""
-        opts = options or StreamOptions()
-        body: dict[str, Any] = {
-            "model": self.id,
-            "input": to_responses_input(
-                context,
-                provider=self.provider,
-                api=self.api,
-                model_id=self.id,
-                reasoning=self.reasoning,
-                supports_images="image" in self.input,
-                supports_developer_role=self.supports_developer_role,
-            ),
-            "stream": True,
-            "store": False,
+    def _api_key(self, model: Mapping[str, Any], headers: Mapping[str, Any] | None) -> str:
+        key = None if model.get("provider") in _HEADER_AUTH_PROVIDERS else self._env_key()
+        if key:
+            return key
+        for name, value in (headers or {}).items():
+            if (
+                name.lower() in ("authorization", "cf-aig-authorization")
+                and isinstance(value, str)
+                and value.strip()
+            ):
+                return "unused"
+        if self.base_url and not self.pi_model_raw:
+            return "not-needed"  # a self-hosted server (not a catalog model) without a key
+        raise RuntimeError(f"No API key for provider: {model.get('provider')}")
+
+    def _client(
+        self, model: Mapping[str, Any], api_key: str, session_id: str | None, extra: Mapping[str, Any]
+    ) -> tuple[Any, dict[str, Any]]:
+        """pi-ai's ``createClient``: the SDK client, and the headers each request removes."""
+        openai = _require_openai()
+        compat = get_compat(model)
+        headers: dict[str, Any] = {"User-Agent": pi_user_agent(), **(model.get("headers") or {})}
+        if session_id:
+            if compat["sessionAffinityFormat"] == "openrouter":
+                headers["x-session-id"] = session_id
+            else:
+                if compat["sessionAffinityFormat"] == "openai":
+                    headers["session_id"] = session_id
+                headers["x-client-request-id"] = session_id
+        headers.update(extra)
+        # a null header removes the SDK's own (the SDK takes removals per request only)
+        omitted = {k: openai.Omit() for k, v in headers.items() if v is None}
+        kwargs: dict[str, Any] = {
+            "api_key": api_key,
+            "base_url": model.get("baseUrl") or None,
+            "default_headers": {k: v for k, v in headers.items() if v is not None},
+            "timeout": self.timeout,
+            "max_retries": 0,
         }
-        if opts.cache_retention != "none" and opts.session_id:
-            body["prompt_cache_key"] = opts.session_id[:_PROMPT_CACHE_KEY_MAX]
-        if opts.cache_retention == "long":
-            body["prompt_cache_retention"] = "24h"
-        if opts.max_tokens:
-            body["max_output_tokens"] = max(opts.max_tokens, _MIN_OUTPUT_TOKENS)
-        if opts.temperature is not None:
-            body["temperature"] = opts.temperature
-        if context.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "name": t["name"],
-                    "description": t["description"],
-                    "parameters": t["parameters"],
-                    **({"strict": False} if self.supports_strict_mode else {}),
-                }
-                for t in context.tools
-            ]
-        if self.reasoning:
-            effort = self._effort(opts.reasoning) if opts.reasoning and opts.reasoning != "off" else None
-            if effort is not None:
-                body["reasoning"] = {"effort": effort, "summary": "auto"}
-                body["include"] = ["reasoning.encrypted_content"]
-            elif self.thinking_level_map is None or self.thinking_level_map.get("off", "none") is not None:
-                off = self.thinking_level_map.get("off") if self.thinking_level_map else None
-                body["reasoning"] = {"effort": off or "none"}
-        body.update(opts.extra)
-        return body
+        http_client = self.http_client()
+        if http_client is not None:
+            kwargs["http_client"] = http_client
+        return openai.AsyncOpenAI(**kwargs), omitted
+
+    def _env_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def _request_headers(self, model: Mapping[str, Any], session_id: str | None) -> dict[str, Any]:
+        """The headers Pi's agent passes with each request: OpenCode's session and the provider
+        attribution, then the provider's own auth headers (Cloudflare's gateway key)."""
+        auth: dict[str, str | None] | None = None
+        if model.get("provider") in _HEADER_AUTH_PROVIDERS:
+            key = self._env_key()
+            if key:
+                auth = {"cf-aig-authorization": f"Bearer {key}", "Authorization": None, "x-api-key": None}
+        return dict(provider_attribution_headers(model, session_id, auth) or {})
 
     async def stream(
         self, context: Context, options: StreamOptions | None = None
     ) -> AsyncIterator[AssistantMessageEvent]:
-        """Pi's ``openai-responses`` stream (``processResponsesStream``)."""
+        """pi-ai's ``streamSimple`` for ``openai-responses`` (``processResponsesStream``)."""
         opts = options or StreamOptions()
-        output = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
+        model = self.pi_ai_model()
+        # the message is grown field by field as the stream says (pi-ai's scratch fields included)
+        output: Any = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
         output["stopReason"] = "pending"
-        yield {"type": "start", "partial": snapshot_message(output)}
-        blocks: list[AssistantContent] = output["content"]
-        # output_index -> the block that item streams into (the item's kind is the block's type)
-        slots: dict[int, AssistantContent] = {}
-        reasoning_by_id: dict[str, ThinkingContent] = {}
-        partial_json: dict[int, str] = {}  # id(block) -> streamed arguments
-        terminal = False
+        blocks: list[Any] = output["content"]
 
-        def index_of(block: AssistantContent) -> int:
-            return next(i for i, b in enumerate(blocks) if b is block)
-
-        def slot(output_index: Any) -> AssistantContent | None:
-            return slots.get(output_index) if isinstance(output_index, int) else None
-
-        def create(
-            output_index: Any, item: Mapping[str, Any]
-        ) -> TextStartEvent | ThinkingStartEvent | ToolCallStartEvent | None:
-            kind = item.get("type")
-            if kind == "message" and item.get("phase") == "final_answer":
-                output["stopReason"] = "stop"
-            block: AssistantContent
-            start: BlockStart
-            if kind == "reasoning":
-                block = {"type": "thinking", "thinking": ""}
-                start = "thinking_start"
-            elif kind == "message":
-                block = {"type": "text", "text": ""}
-                start = "text_start"
-            elif kind == "function_call":
-                name: Any = item.get("name")  # as the server sent it (wire JSON, not checked)
-                call: ToolCall = {
-                    "type": "toolCall",
-                    "id": f"{item.get('call_id')}|{item.get('id')}",
-                    "name": name,
-                    "arguments": {},
-                }
-                if item.get("namespace") is not None:
-                    call["namespace"] = item["namespace"]
-                partial_json[id(call)] = item.get("arguments") or ""
-                block = call
-                start = "toolcall_start"
-            else:
-                return None
-            blocks.append(block)
-            slots[output_index] = block
-            return block_start_event(start, len(blocks) - 1, snapshot_message(output))
-
-        def delta_event(
-            kind: BlockDelta, block: AssistantContent, delta: str
-        ) -> TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent:
-            return block_delta_event(kind, index_of(block), delta, snapshot_message(output))
-
-        def finalize(response: Mapping[str, Any]) -> None:
-            nonlocal terminal
-            terminal = True
-            for item in response.get("output") or []:
-                # Azure can leave encrypted_content out of output_item.done: take it from here
-                if not isinstance(item, Mapping) or item.get("type") != "reasoning":
-                    continue
-                block = reasoning_by_id.get(str(item.get("id")))
-                if not item.get("encrypted_content") or block is None or not block.get("thinkingSignature"):
-                    continue
-                stored = json.loads(block["thinkingSignature"])
-                if not stored.get("encrypted_content"):
-                    block["thinkingSignature"] = _js_json(
-                        {**stored, "encrypted_content": item["encrypted_content"]}
-                    )
-            if response.get("id"):
-                output["responseId"] = response["id"]
-            u = response.get("usage")
-            if isinstance(u, Mapping):
-                details = u.get("input_tokens_details") or {}
-                cached = _num(details.get("cached_tokens"))
-                written = _num(details.get("cache_write_tokens"))
-                usage = make_usage(
-                    max(0, _num(u.get("input_tokens")) - cached - written),
-                    _num(u.get("output_tokens")),
-                    cached,
-                    written,
-                    total_tokens=_num(u.get("total_tokens")),
-                )
-                usage["reasoning"] = _num((u.get("output_tokens_details") or {}).get("reasoning_tokens"))
-                output["usage"] = usage
-            apply_cost(output["usage"], self.cost_function)
-            status = response.get("status")
-            incomplete = response.get("incomplete_details")
-            reason = incomplete.get("reason") if isinstance(incomplete, Mapping) else None
-            reason = reason if isinstance(reason, str) else None
-            if status:
-                output["rawStopReason"] = f"{status}.{reason}" if reason else status
-            output.pop("errorMessage", None)
-            if status == "incomplete":
-                if reason == "max_output_tokens":
-                    output["stopReason"] = "length"
-                else:
-                    output["stopReason"] = "error"
-                    output["errorMessage"] = (
-                        f"Response incomplete: {reason}"
-                        if reason
-                        else "Response incomplete without a provider reason"
-                    )
-            elif status in ("failed", "cancelled"):
-                output["stopReason"] = "error"
-            elif status in (None, "", "completed", "in_progress", "queued"):
-                output["stopReason"] = "stop"
-            else:
-                raise _StreamError(f"Unhandled stop reason: {status}")
-            if output["stopReason"] == "stop" and any(b["type"] == "toolCall" for b in blocks):
-                output["stopReason"] = "toolUse"
-
-        def fail(message: str, reason: ErrorReason = "error") -> ErrorEvent:
-            output["stopReason"] = reason
-            output["errorMessage"] = message
-            apply_cost(output["usage"], self.cost_function)  # tokens already used are still paid for
-            return {"type": "error", "reason": reason, "error": output}
+        def fail(error: BaseException) -> ErrorEvent:
+            for block in blocks:
+                block.pop("partialJson", None)
+            aborted = opts.signal is not None and opts.signal.aborted
+            output["stopReason"] = "aborted" if aborted else "error"
+            output["errorMessage"] = api_error_message(self.api, error)
+            return {"type": "error", "reason": "aborted" if aborted else "error", "error": output}
 
         try:
-            client = self._client()
-            response = await open_json_stream(
-                _require_openai(), client, "/responses", self.build_request(context, opts)
-            )
-            async for raw_event in response:
+            extra_headers = self._request_headers(model, opts.session_id)
+            api_key = self._api_key(model, extra_headers)
+            stream_options = self._options(model, context, opts)
+            retention = _resolve_cache_retention(stream_options.get("cacheRetention"))
+            cache_session = None if retention == "none" else opts.session_id
+            client, omitted = self._client(model, api_key, cache_session, extra_headers)
+            params = self._params(model, context, stream_options)
+            openai = _require_openai()
+
+            async def request() -> Any:
                 if opts.signal is not None and opts.signal.aborted:
-                    await response.close()
-                    yield fail("Request was aborted", "aborted")
-                    return
-                event = _as_dict(raw_event)
-                kind = event.get("type")
-                at = event.get("output_index")
-                if kind == "response.created":
-                    response_id: Any = (event.get("response") or {}).get("id")  # wire JSON, as sent
-                    output["responseId"] = response_id
-                elif kind == "response.output_item.added":
-                    started = create(at, event.get("item") or {})
+                    raise _StreamError("Request was aborted.")  # the SDK's text for an aborted request
+                return await client.post(
+                    "/responses",
+                    cast_to=object,
+                    body=params,
+                    stream=True,
+                    stream_cls=openai.AsyncStream[object],
+                    options={"headers": omitted} if omitted else {},
+                )
+
+            response = await retry_provider_request(
+                request,
+                max_retries=self.max_retries,
+                signal=opts.signal,
+            )
+        except Exception as error:
+            yield fail(error)
+            return
+        yield {"type": "start", "partial": snapshot_message(output)}
+        try:
+            grammar = self._grammar_properties(model, context)
+            async for event in self._process(response, output, model, stream_options, opts, grammar):
+                yield event
+            if opts.signal is not None and opts.signal.aborted:
+                raise _StreamError("Request was aborted")
+            if output["stopReason"] == "pending":
+                raise _StreamError("OpenAI Responses stream ended without a stop reason")
+            if output["stopReason"] in ("aborted", "error"):
+                raise _StreamError(output.get("errorMessage") or "An unknown error occurred")
+        except Exception as error:
+            yield fail(error)
+            return
+        finally:
+            close = getattr(response, "close", None)
+            if callable(close):
+                try:
+                    await close()
+                except Exception:  # pragma: no cover - closing a finished stream
+                    pass
+        yield {"type": "done", "reason": output["stopReason"], "message": output}
+
+    async def _process(
+        self,
+        response: Any,
+        output: AssistantMessage,
+        model: Mapping[str, Any],
+        stream_options: Mapping[str, Any],
+        opts: StreamOptions,
+        grammar: Mapping[str, str],
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        """pi-ai's ``processResponsesStream``: each server event into the message and its events."""
+        # a grammar tool's streamed input: content index -> (argument name, JSON delta buffer)
+        custom: dict[int, tuple[str, dict[str, Any]]] = {}
+        blocks: list[AssistantContent] = output["content"]
+        slots: dict[Any, tuple[str, AssistantContent, int]] = {}  # output_index -> (kind, block, index)
+        reasoning_by_id: dict[Any, AssistantContent] = {}
+        terminal = False
+        out: Any = output  # the message is grown field by field as the stream says
+
+        def partial() -> AssistantMessage:
+            return snapshot_message(output)
+
+        def slot(output_index: Any, kind: str) -> tuple[str, AssistantContent, int] | None:
+            found = slots.get(output_index)
+            return found if found is not None and found[0] == kind else None
+
+        def create(output_index: Any, item: Mapping[str, Any]) -> AssistantMessageEvent | None:
+            kind = item.get("type")
+            block: Any
+            if kind == "reasoning":
+                block = {"type": "thinking", "thinking": ""}
+                blocks.append(block)
+                slots[output_index] = ("thinking", block, len(blocks) - 1)
+                return block_start_event("thinking_start", len(blocks) - 1, partial())
+            if kind == "message":
+                if item.get("phase") == "final_answer":
+                    out["stopReason"] = "stop"
+                block = {"type": "text", "text": ""}
+                blocks.append(block)
+                slots[output_index] = ("text", block, len(blocks) - 1)
+                return block_start_event("text_start", len(blocks) - 1, partial())
+            if kind == "function_call":
+                block = {
+                    "type": "toolCall",
+                    "id": f"{_js_text(item.get('call_id'), 'call_id' not in item)}|{_js_text(item.get('id'), 'id' not in item)}",
+                    "name": item.get("name"),
+                    "arguments": {},
+                }
+                if "namespace" in item:
+                    block["namespace"] = item["namespace"]
+                block["partialJson"] = item.get("arguments") or ""
+                blocks.append(block)
+                slots[output_index] = ("toolCall", block, len(blocks) - 1)
+                return block_start_event("toolcall_start", len(blocks) - 1, partial())
+            if kind == "custom_tool_call":
+                prop = grammar.get(str(item.get("name")))
+                prop = "input" if prop is None else prop
+                block = {
+                    "type": "toolCall",
+                    "id": f"{_js_text(item.get('call_id'), 'call_id' not in item)}|{_js_text(item.get('id'), 'id' not in item)}",
+                    "name": item.get("name"),
+                    "arguments": {prop: item.get("input") or ""},
+                }
+                if "namespace" in item:
+                    block["namespace"] = item["namespace"]
+                blocks.append(block)
+                slots[output_index] = ("toolCall", block, len(blocks) - 1)
+                custom[len(blocks) - 1] = (prop, {"input": "", "started": False, "closed": False})
+                return block_start_event("toolcall_start", len(blocks) - 1, partial())
+            return None
+
+        def custom_input(index: int, block: Any) -> str:
+            value = block["arguments"].get(custom[index][0])
+            return value if isinstance(value, str) else ""
+
+        def append_custom(index: int, block: Any, next_input: str, close: bool) -> str | None:
+            prop, buffer = custom[index]
+            delta = append_grammar_tool_input_json_delta(buffer, prop, next_input, close)
+            block["arguments"] = {prop: next_input}
+            return delta
+
+        def finalize(resp: Mapping[str, Any]) -> None:
+            nonlocal terminal
+            terminal = True
+            for item in resp.get("output") or []:
+                if (
+                    not isinstance(item, Mapping)
+                    or item.get("type") != "reasoning"
+                    or not item.get("encrypted_content")
+                ):
+                    continue
+                block = reasoning_by_id.get(item.get("id"))
+                if block is None or not block.get("thinkingSignature"):
+                    continue
+                stored = json.loads(block["thinkingSignature"])  # type: ignore[typeddict-item]
+                if stored.get("encrypted_content"):
+                    continue
+                block_any: Any = block
+                block_any["thinkingSignature"] = js_stringify(
+                    {**stored, "encrypted_content": item["encrypted_content"]}
+                )
+            if resp.get("id"):
+                out["responseId"] = resp["id"]
+            u: Any = resp.get("usage")
+            if js_truthy(u):
+                details = u.get("input_tokens_details") or {}
+                cached = details.get("cached_tokens") or 0
+                written = details.get("cache_write_tokens") or 0
+                out["usage"] = {
+                    "input": max(0, (u.get("input_tokens") or 0) - cached - written),
+                    "output": u.get("output_tokens") or 0,
+                    "cacheRead": cached,
+                    "cacheWrite": written,
+                    "reasoning": (u.get("output_tokens_details") or {}).get("reasoning_tokens") or 0,
+                    "totalTokens": u.get("total_tokens") or 0,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+                }
+            apply_cost(output["usage"], self.cost_function)
+            tier = resp.get("service_tier")
+            if tier is None:
+                tier = stream_options.get("serviceTier")
+            multiplier = _service_tier_multiplier(str(model.get("id")), tier)
+            if multiplier != 1:
+                cost: Any = output["usage"]["cost"]
+                for name in ("input", "output", "cacheRead", "cacheWrite"):
+                    cost[name] *= multiplier
+                cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
+            status = resp.get("status")
+            details_any = resp.get("incomplete_details")
+            reason = details_any.get("reason") if isinstance(details_any, Mapping) else None
+            reason = reason if isinstance(reason, str) else None
+            raw = f"{_js_text(status, 'status' not in resp)}.{reason}" if reason else status
+            if raw is None:
+                out.pop("rawStopReason", None)
+            else:
+                out["rawStopReason"] = raw
+            stop, message = _map_stop_reason(status, reason)
+            out["stopReason"] = stop
+            if message is None:
+                out.pop("errorMessage", None)
+            else:
+                out["errorMessage"] = message
+            if stop == "stop" and any(b.get("type") == "toolCall" for b in blocks):
+                out["stopReason"] = "toolUse"
+
+        async for raw_event in response:
+            if opts.signal is not None and opts.signal.aborted:
+                return  # the SDK ends an aborted stream quietly; the caller reports the abort
+            event = _as_dict(raw_event)
+            kind = event.get("type")
+            at = event.get("output_index")
+            if kind == "response.created":
+                out["responseId"] = (event.get("response") or {}).get("id")
+                if out["responseId"] is None:
+                    out.pop("responseId")
+            elif kind == "response.output_item.added":
+                started = create(at, event.get("item") or {})
+                if started is not None:
+                    yield started
+            elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+                found = slot(at, "thinking")
+                if found is None:
+                    continue
+                delta = event.get("delta")
+                found[1]["thinking"] += _js_text(delta, "delta" not in event)  # type: ignore[typeddict-item]
+                yield block_delta_event("thinking_delta", found[2], cast(str, delta), partial())
+            elif kind == "response.reasoning_summary_part.done":
+                found = slot(at, "thinking")
+                if found is None:
+                    continue
+                found[1]["thinking"] += "\n\n"  # type: ignore[typeddict-item]
+                yield block_delta_event("thinking_delta", found[2], "\n\n", partial())
+            elif kind in ("response.output_text.delta", "response.refusal.delta"):
+                found = slot(at, "text")
+                if found is None:
+                    continue
+                delta = event.get("delta")
+                found[1]["text"] += _js_text(delta, "delta" not in event)  # type: ignore[typeddict-item]
+                yield block_delta_event("text_delta", found[2], cast(str, delta), partial())
+            elif kind == "response.function_call_arguments.delta":
+                found = slot(at, "toolCall")
+                if found is None or "partialJson" not in found[1]:
+                    continue
+                block_any: Any = found[1]
+                delta = event.get("delta")
+                block_any["partialJson"] += _js_text(delta, "delta" not in event)
+                block_any["arguments"] = parse_streaming_json(block_any["partialJson"])
+                if delta is not None:
+                    yield block_delta_event("toolcall_delta", found[2], delta, partial())
+            elif kind == "response.function_call_arguments.done":
+                found = slot(at, "toolCall")
+                if found is None or "partialJson" not in found[1]:
+                    continue
+                block_any = found[1]
+                previous = block_any["partialJson"]
+                final_args = event.get("arguments")
+                block_any["partialJson"] = final_args
+                block_any["arguments"] = parse_streaming_json(final_args)
+                if (
+                    isinstance(final_args, str)
+                    and final_args.startswith(previous)
+                    and len(final_args) > len(previous)
+                ):
+                    yield block_delta_event(
+                        "toolcall_delta", found[2], final_args[len(previous) :], partial()
+                    )
+            elif kind in ("response.custom_tool_call_input.delta", "response.custom_tool_call_input.done"):
+                found = slot(at, "toolCall")
+                if found is None or found[2] not in custom:
+                    continue
+                if kind.endswith(".delta"):
+                    nxt = custom_input(found[2], found[1]) + _js_text(
+                        event.get("delta"), "delta" not in event
+                    )
+                    piece = append_custom(found[2], found[1], nxt, False)
+                else:
+                    piece = append_custom(found[2], found[1], cast(str, event.get("input")), True)
+                if piece is not None:
+                    yield block_delta_event("toolcall_delta", found[2], piece, partial())
+            elif kind == "response.output_item.done":
+                item = event.get("item") or {}
+                if item.get("type") == "message" and item.get("phase") == "final_answer":
+                    out["stopReason"] = "stop"
+                if at not in slots:
+                    started = create(at, item)
                     if started is not None:
                         yield started
-                elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-                    block = slot(at)
-                    if block is not None and block["type"] == "thinking":
-                        block["thinking"] += event.get("delta", "")
-                        yield delta_event("thinking_delta", block, event.get("delta", ""))
-                elif kind == "response.reasoning_summary_part.done":
-                    block = slot(at)
-                    if block is not None and block["type"] == "thinking":
-                        block["thinking"] += "\n\n"
-                        yield delta_event("thinking_delta", block, "\n\n")
-                elif kind in ("response.output_text.delta", "response.refusal.delta"):
-                    block = slot(at)
-                    if block is not None and block["type"] == "text":
-                        block["text"] += event.get("delta", "")
-                        yield delta_event("text_delta", block, event.get("delta", ""))
-                elif kind == "response.function_call_arguments.delta":
-                    block = slot(at)
-                    if block is not None and block["type"] == "toolCall":
-                        partial_json[id(block)] += event.get("delta", "")
-                        block["arguments"] = parse_tool_arguments(partial_json[id(block)])
-                        yield delta_event("toolcall_delta", block, event.get("delta", ""))
-                elif kind == "response.function_call_arguments.done":
-                    block = slot(at)
-                    if block is not None and block["type"] == "toolCall":
-                        previous = partial_json[id(block)]
-                        final_args = event.get("arguments") or ""
-                        partial_json[id(block)] = final_args
-                        block["arguments"] = parse_tool_arguments(final_args)
-                        if final_args.startswith(previous) and len(final_args) > len(previous):
-                            yield delta_event("toolcall_delta", block, final_args[len(previous) :])
-                elif kind == "response.output_item.done":
-                    item = event.get("item") or {}
-                    if item.get("type") == "message" and item.get("phase") == "final_answer":
-                        output["stopReason"] = "stop"
-                    if at not in slots:
-                        started = create(at, item)
-                        if started is not None:
-                            yield started
-                    found = slots.get(at) if isinstance(at, int) else None
-                    if found is None or not isinstance(at, int):
-                        continue
-                    block = found
-                    if item.get("type") == "reasoning" and block["type"] == "thinking":
-                        summary = "\n\n".join(s.get("text", "") for s in item.get("summary") or [])
-                        text = "\n\n".join(c.get("text", "") for c in item.get("content") or [])
-                        block["thinking"] = summary or text or block["thinking"]
-                        block["thinkingSignature"] = _js_json(item)
-                        reasoning_by_id[str(item.get("id"))] = block
-                        del slots[at]
-                        yield {
-                            "type": "thinking_end",
-                            "contentIndex": index_of(block),
-                            "content": block["thinking"],
-                            "partial": snapshot_message(output),
-                        }
-                    elif item.get("type") == "message" and block["type"] == "text":
-                        block["text"] = "".join(
-                            (c.get("text") if c.get("type") == "output_text" else c.get("refusal")) or ""
-                            for c in item.get("content") or []
-                        )
-                        block["textSignature"] = _text_signature(str(item.get("id")), item.get("phase"))
-                        del slots[at]
-                        yield {
-                            "type": "text_end",
-                            "contentIndex": index_of(block),
-                            "content": block["text"],
-                            "partial": snapshot_message(output),
-                        }
-                    elif item.get("type") == "function_call" and block["type"] == "toolCall":
-                        block["arguments"] = parse_tool_arguments(
-                            item.get("arguments") or partial_json[id(block)]
-                        )
-                        if item.get("namespace") is not None:
-                            block["namespace"] = item["namespace"]
-                        del slots[at]
-                        yield {
-                            "type": "toolcall_end",
-                            "contentIndex": index_of(block),
-                            "toolCall": block.copy(),
-                            "partial": snapshot_message(output),
-                        }
-                elif kind in ("response.completed", "response.incomplete"):
-                    finalize(event.get("response") or {})
-                elif kind == "error":
-                    raise _StreamError(f"Error Code {event.get('code')}: {event.get('message')}")
-                elif kind == "response.failed":
-                    terminal = True
-                    failed = event.get("response") or {}
-                    if failed.get("status"):
-                        output["rawStopReason"] = failed["status"]
-                    error = failed.get("error")
-                    details = failed.get("incomplete_details")
-                    if isinstance(error, Mapping) and error:
-                        message = f"{error.get('code') or 'unknown'}: {error.get('message') or 'no message'}"
-                    elif isinstance(details, Mapping) and details.get("reason"):
-                        message = f"incomplete: {details['reason']}"
-                    else:
-                        message = "Unknown error (no error details in response)"
-                    raise _StreamError(message)
-            if not terminal:
-                raise _StreamError("OpenAI Responses stream ended before a terminal response event")
-        except Exception as error:  # provider failures are values (error messages), as in pi-ai
-            yield fail(*stream_failure(error, opts.signal, os.environ.get(self.api_key_env)))
-            return
-        if output["stopReason"] == "pending":
-            yield fail("OpenAI Responses stream ended without a stop reason")
-            return
-        if output["stopReason"] == "error":
-            yield fail(output.get("errorMessage") or "An unknown error occurred")
-            return
-        yield {"type": "done", "reason": output["stopReason"], "message": output}
+                current = slots.get(at)
+                if current is None:
+                    continue
+                slot_kind, block_any, index = current
+                item_type = item.get("type")
+                if item_type == "reasoning" and slot_kind == "thinking":
+                    summary = "\n\n".join(_join_text(s.get("text")) for s in item.get("summary") or [])
+                    text = "\n\n".join(_join_text(c.get("text")) for c in item.get("content") or [])
+                    block_any["thinking"] = summary or text or block_any["thinking"]
+                    block_any["thinkingSignature"] = js_stringify(item)
+                    reasoning_by_id[item.get("id")] = block_any
+                    yield {
+                        "type": "thinking_end",
+                        "contentIndex": index,
+                        "content": block_any["thinking"],
+                        "partial": partial(),
+                    }
+                    del slots[at]
+                elif item_type == "message" and slot_kind == "text":
+                    block_any["text"] = "".join(
+                        _join_text(c.get("text") if c.get("type") == "output_text" else c.get("refusal"))
+                        for c in item.get("content") or []
+                    )
+                    phase = item.get("phase")
+                    block_any["textSignature"] = _text_signature(
+                        _js_text(item.get("id"), "id" not in item), phase
+                    )
+                    yield {
+                        "type": "text_end",
+                        "contentIndex": index,
+                        "content": block_any["text"],
+                        "partial": partial(),
+                    }
+                    del slots[at]
+                elif item_type == "function_call" and slot_kind == "toolCall" and "partialJson" in block_any:
+                    block_any["arguments"] = parse_streaming_json(
+                        item.get("arguments") or block_any["partialJson"] or "{}"
+                    )
+                    if "namespace" in item:
+                        block_any["namespace"] = item["namespace"]
+                    del block_any["partialJson"]
+                    yield {
+                        "type": "toolcall_end",
+                        "contentIndex": index,
+                        "toolCall": cast(ToolCall, dict(block_any)),
+                        "partial": partial(),
+                    }
+                    del slots[at]
+                elif item_type == "custom_tool_call" and slot_kind == "toolCall" and index in custom:
+                    given = item.get("input")
+                    piece = append_custom(
+                        index, block_any, given if given is not None else custom_input(index, block_any), True
+                    )
+                    if piece is not None:
+                        yield block_delta_event("toolcall_delta", index, piece, partial())
+                    if "namespace" in item:
+                        block_any["namespace"] = item["namespace"]
+                    del custom[index]
+                    yield {
+                        "type": "toolcall_end",
+                        "contentIndex": index,
+                        "toolCall": cast(ToolCall, dict(block_any)),
+                        "partial": partial(),
+                    }
+                    del slots[at]
+            elif kind in ("response.completed", "response.incomplete"):
+                finalize(event.get("response") or {})
+            elif kind == "error":
+                raise _StreamError(
+                    f"Error Code {_js_text(event.get('code'), 'code' not in event)}: "
+                    f"{_js_text(event.get('message'), 'message' not in event)}"
+                )
+            elif kind == "response.failed":
+                terminal = True
+                failed = event.get("response") or {}
+                if failed.get("status") is None:
+                    out.pop("rawStopReason", None)
+                else:
+                    out["rawStopReason"] = failed["status"]
+                error: Any = failed.get("error")
+                details = failed.get("incomplete_details")
+                if js_truthy(error):
+                    message = f"{error.get('code') or 'unknown'}: {error.get('message') or 'no message'}"
+                elif isinstance(details, Mapping) and details.get("reason"):
+                    message = f"incomplete: {_js_text(details['reason'])}"
+                else:
+                    message = "Unknown error (no error details in response)"
+                raise _StreamError(message)
+        if not terminal:
+            raise _StreamError("OpenAI Responses stream ended before a terminal response event")
+
+
+def _map_stop_reason(status: Any, reason: str | None) -> tuple[StopReason, str | None]:
+    if not status:
+        return "stop", None
+    if status == "completed":
+        return "stop", None
+    if status == "incomplete":
+        if reason == "max_output_tokens":
+            return "length", None
+        return "error", (
+            f"Response incomplete: {reason}" if reason else "Response incomplete without a provider reason"
+        )
+    if status in ("failed", "cancelled"):
+        return "error", None
+    if status in ("in_progress", "queued"):
+        return "stop", None
+    raise _StreamError(f"Unhandled stop reason: {_js_text(status)}")
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    """An SDK event as the JSON the server sent."""
+    if isinstance(obj, dict):
+        return obj
+    to_dict = getattr(obj, "to_dict", None)
+    out = to_dict(warnings=False) if callable(to_dict) else None
+    return out if isinstance(out, dict) else {}

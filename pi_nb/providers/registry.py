@@ -16,8 +16,8 @@ of pi-ai 0.85.0's catalog.
   ``$ANTHROPIC_BASE_URL`` replaces Anthropic's URL the same way.
   Any other provider name is an error, unless ``base_url=`` and ``context_window=`` say where and
   how big (a self-hosted OpenAI-compatible server).
-* pi_nb speaks ``anthropic-messages``, ``openai-completions`` and ``openai-responses`` (and
-  Mistral's models over its OpenAI-compatible Chat Completions endpoint). A catalog model on
+* pi_nb speaks ``anthropic-messages``, ``openai-completions``, ``openai-responses`` and
+  ``mistral-conversations`` (Mistral's own chat API). A catalog model on
   another API (Bedrock, Vertex, Gemini's own API...) is still known to :func:`find_model`, budgets
   and cost analysis; asking to run it raises :class:`UnsupportedApiError`, which names the APIs
   pi_nb speaks.
@@ -51,11 +51,12 @@ from pi_nb.providers.catalog import (
 __all__ = ["SPOKEN_APIS", "MissingProviderSettingError", "UnsupportedApiError", "get_model", "model_spec"]
 
 #: The wire protocols pi_nb can run a turn over.
-SPOKEN_APIS: tuple[str, ...] = ("anthropic-messages", "openai-completions", "openai-responses")
-
-# APIs that run through one of the spoken ones: Mistral's Chat Completions endpoint is
-# OpenAI-compatible (https://docs.mistral.ai/api/#tag/chat), at the catalog's base URL + /v1.
-_BRIDGED = {"mistral-conversations": ("openai-completions", "/v1")}
+SPOKEN_APIS: tuple[str, ...] = (
+    "anthropic-messages",
+    "openai-completions",
+    "openai-responses",
+    "mistral-conversations",
+)
 
 # Providers whose key is a sign-in token pi-ai exchanges (OAuth), which pi_nb does not do.
 _SIGN_IN = {
@@ -181,9 +182,6 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
         api = api_override or "openai-completions"
         kwargs["max_tokens"] = min(16_384, int(overrides["context_window"]))
 
-    base_suffix = ""
-    if api in _BRIDGED:
-        api, base_suffix = _BRIDGED[api]
     if api not in SPOKEN_APIS:
         raise UnsupportedApiError(
             f"{spec} uses the {api} API, which pi_nb does not speak: it speaks {', '.join(SPOKEN_APIS)}. "
@@ -196,7 +194,7 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
             "its own provider (e.g. openai/... or anthropic/...)"
         )
     if kwargs.get("base_url") and "base_url" not in overrides:
-        kwargs["base_url"] = _fill_placeholders(kwargs["base_url"].rstrip("/") + base_suffix, spec)
+        kwargs["base_url"] = _fill_placeholders(kwargs["base_url"].rstrip("/"), spec)
     key_env = provider_api_key_env(provider)
     if key_env and "api_key_env" not in overrides:
         # anthropic: pi-ai's ANTHROPIC_AUTH_TOKEN / OAUTH token are bearer sign-ins; pi_nb sends an API key
@@ -225,6 +223,10 @@ def _construct(api: str, provider: str, model_id: str, kwargs: dict[str, Any]) -
             ) from error
         model: Model = OpenAIResponsesProvider(model_id, provider=provider, **kwargs)
         return model
+    if api == "mistral-conversations":
+        from pi_nb.providers.mistral_conversations import MistralConversationsModel
+
+        return MistralConversationsModel(model_id, provider=provider, **kwargs)
     from pi_nb.providers.openai_compat import OpenAICompatModel
 
     return OpenAICompatModel(model_id, provider=provider, **kwargs)

@@ -368,3 +368,18 @@ def js_type_name(value: object) -> str:
     if isinstance(value, Mapping):
         return "object"
     return type(value).__name__
+
+
+class JsSyntaxError(ValueError):
+    """What ``JSON.parse`` throws, with V8's own message (``Unexpected token 'E', "..." is not valid JSON``)."""
+
+
+def js_json_parse_v8(text: str) -> Any:
+    """:func:`js_json_parse`, raising :class:`JsSyntaxError` with the text V8 gives its ``SyntaxError``
+    (for errors pi-ai records as ``error.message`` of a failed ``JSON.parse``)."""
+    try:
+        return js_json_parse(text)
+    except json.JSONDecodeError:
+        from pi_nb._v8_json_errors import v8_json_parse_error
+
+        raise JsSyntaxError(v8_json_parse_error(text) or "Unexpected end of JSON input") from None

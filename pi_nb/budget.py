@@ -857,15 +857,20 @@ def budget_input_from_session(
     session_manager: SessionManager,
     *,
     model_context_window: int,
-    reserve_tokens: int = PI_DEFAULT_RESERVE_TOKENS,
-    keep_recent_tokens: int = PI_DEFAULT_KEEP_RECENT_TOKENS,
-    compaction_enabled: bool = True,
+    reserve_tokens: int | None = None,
+    keep_recent_tokens: int | None = None,
+    compaction_enabled: bool | None = None,
     system_prompt: str | None = None,
     system_prompt_parts: Mapping[str, str] | None = None,
     tools: Iterable[ToolSchema] = (),
     encoding: str = DEFAULT_ENCODING,
 ) -> BudgetInput:
     """A :class:`BudgetInput` for a session at its current leaf.
+
+    The compaction values not given (``reserve_tokens``, ``keep_recent_tokens``,
+    ``compaction_enabled``) are the settings of the session's own directory
+    (:func:`pi_nb.resources.settings.compaction_settings_for_session`: its header's ``cwd``, the
+    project's ``.pi/settings.json`` over the agent dir's), so the threshold is where Pi compacts.
 
     The messages are the session's context (``build_session_context``), the usage is the last
     usable one on the branch, and the unknown state follows Pi (a compaction on the branch with
@@ -875,6 +880,13 @@ def budget_input_from_session(
     One walk of the root -> leaf path (``build_context_entries``); everything else is read from
     the context entries, so a refresh of a long session stays cheap.
     """
+    if reserve_tokens is None or keep_recent_tokens is None or compaction_enabled is None:
+        from pi_nb.resources.settings import compaction_settings_for_session
+
+        comp = compaction_settings_for_session(session_manager)
+        reserve_tokens = comp.reserve_tokens if reserve_tokens is None else reserve_tokens
+        keep_recent_tokens = comp.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens
+        compaction_enabled = comp.enabled if compaction_enabled is None else compaction_enabled
     context_entries = session_manager.build_context_entries()
     messages = [m for e in context_entries for m in session_entry_to_context_messages(e)]
     return _input_from_context(

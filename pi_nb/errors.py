@@ -70,6 +70,7 @@ __all__ = [
     "SessionLockedError",
     "SessionWriteError",
     "SettingsFileError",
+    "SettingsFileWarning",
     "SummarizationError",
     "TokenizerError",
     "ToolError",
@@ -192,6 +193,11 @@ class ProjectNotTrustedError(ResourceError):
 class SettingsFileError(ResourceError):
     """A settings.json could not be read, parsed or locked; the manager keeps it for
     ``drain_errors()`` and leaves the file untouched."""
+
+
+class SettingsFileWarning(UserWarning):
+    """A settings.json that could not be read or parsed when a session started (Pi prints the
+    same warning at startup): ``Invalid settings file <path>: <error>``. Its scope reads as ``{}``."""
 
 
 class FrontmatterError(ResourceError, ValueError):

@@ -642,6 +642,10 @@ def message_token_breakdown(message: AgentMessage, encoding: str = DEFAULT_ENCOD
         return MessageTokenBreakdown(encoding, text=text_tokens, images=images)
     if role == "assistant":
         content = raw.get("content")
+        if isinstance(content, str):
+            # Pi reads an assistant's content as blocks: `for (const block of "abc")` walks the
+            # characters, none has a `.type`, nothing is counted (as in the estimate above)
+            return MessageTokenBreakdown(encoding)
         if not isinstance(content, (list, tuple)):
             raise InvalidMessageError(
                 f"assistant message content must be a list of blocks, got {_js_type(content)}"

@@ -27,3 +27,10 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     yield sh
     magics.session = None
     sh.config.pop("PiMagics", None)
+
+
+@pytest.fixture
+def no_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bash commands run outside the sandbox: for tests that read back the pids a command wrote
+    (inside the sandbox those are the PID namespace's own pids, not this process's view)."""
+    monkeypatch.setenv("PI_NB_BASH_SANDBOX", "0")

@@ -34,6 +34,7 @@ from pi_nb.providers.base import Context, Model, StreamOptions, make_assistant_m
 from pi_nb.providers.offline import PART_COUNT_CHARS, OfflineModel, PlannedAction
 from pi_nb.resources.settings import SettingsManager
 from pi_nb.session.manager import SessionManager
+from pi_nb.tools.bash import sandbox_available
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-test-0123456789abcdefghijKLMNOP"  # a fake OpenAI key
@@ -145,13 +146,20 @@ def test_keys_never_reach_results_updates_or_the_session_file(tmp_path: Path) ->
         if m["role"] == "toolResult"
     ]
     read_env, ppid_env, plain_env, echoed, split, failed = texts
-    for text in (read_env, ppid_env):  # the kernel's own environment, read two ways
-        assert "[redacted: OPENAI_API_KEY]" in text and "[redacted: ANTHROPIC_API_KEY]" in text
-    assert "MY_LLM_KEYVAR=[redacted: MY_LLM_KEYVAR]" in plain_env + ppid_env
-    assert "DEBUG_LEVEL=1" in ppid_env  # a short value is left alone
+    # the read tool runs in the kernel's process: its environment, redacted
+    assert "[redacted: OPENAI_API_KEY]" in read_env and "[redacted: ANTHROPIC_API_KEY]" in read_env
+    if sandbox_available():
+        # a sandboxed command cannot see the kernel's process at all
+        for text in (ppid_env, failed):
+            assert "/environ: No such file or directory" in text and "redacted" not in text
+    else:
+        for text in (ppid_env, failed):
+            assert "[redacted: OPENAI_API_KEY]" in text and "[redacted: ANTHROPIC_API_KEY]" in text
+    assert "exited with code 3" in failed
+    assert "MY_LLM_KEYVAR=[redacted: MY_LLM_KEYVAR]" in plain_env
+    assert "DEBUG_LEVEL=1" in plain_env  # a short value is left alone
     assert "prefix-[redacted: OPENAI_API_KEY]-suffix in a longer line" in echoed
     assert split.startswith("[redacted: OPENAI_API_KEY]")
-    assert "[redacted: OPENAI_API_KEY]" in failed and "exited with code 3" in failed
     assert data["results"][-1]["messages"][0]["content"][0]["text"] == (
         "the key is [redacted: OPENAI_API_KEY], remember it"
     )
@@ -408,10 +416,18 @@ def test_thinking_levels_are_pis(tmp_path: Path) -> None:
         SettingsManager.in_memory({}).set_default_thinking_level("huge")
     with pytest.raises(InvalidValueError, match="defaultThinkingLevel"):
         SettingsManager.in_memory({"defaultThinkingLevel": "loud"}).get_default_thinking_level()
+    # every level is accepted and clamped to the model, as Pi's setThinkingLevel does
     s = _session(tmp_path, OfflineModel())
     for level in ("off", "minimal", "low", "medium", "high", "xhigh", "max"):
         s.set_thinking_level(level)
-    assert s.thinking_level == "max"
+    assert s.thinking_level == "off"  # the offline model does not reason
+    from pi_nb.providers.scripted import ScriptedModel
+
+    (tmp_path / "r").mkdir()
+    r = _session(tmp_path / "r", ScriptedModel(reasoning=True))
+    for level in ("off", "minimal", "low", "medium", "high", "xhigh", "max"):
+        r.set_thinking_level(level)
+        assert r.thinking_level == ("high" if level in ("xhigh", "max") else level)  # no map: no xhigh/max
     sm = SessionManager.in_memory(str(tmp_path))
     with pytest.raises(InvalidValueError):
         AgentSession(sm, OfflineModel(), settings=_settings(), thinking_level="ultra", project_trusted=True)

@@ -191,7 +191,8 @@ def test_thinking_levels_are_pis(shell: Any) -> None:
     assert THINKING_LEVELS[0] == "off" and "xhigh" in THINKING_LEVELS
     r = shell.run_cell_magic("pi", "--no-render --thinking xhigh", "read notes.txt")
     assert r.text
-    assert shell.user_ns["_pi_magics"].session.thinking_level == "xhigh"
+    # Pi's setThinkingLevel clamps to the model: the offline model does not reason
+    assert shell.user_ns["_pi_magics"].session.thinking_level == "off"
 
 
 # -- a window not above the reserve -----------------------------------------------------------------
@@ -404,4 +405,8 @@ def test_config_refuses_a_thinking_level_outside_pis(shell: Any) -> None:
         magics.thinking_level = "ultra"
     magics.thinking_level = "max"
     shell.run_line_magic("pi", "new --in-memory")
-    assert magics.session.thinking_level == "max"
+    # Pi clamps the level to the model: the offline model does not reason, so "off"
+    assert magics.session.thinking_level == "off"
+    magics.thinking_level = None
+    shell.run_line_magic("pi", "new --in-memory")
+    assert magics.session.thinking_level == "off"

@@ -43,7 +43,8 @@ GOLDEN: dict[str, Any] = json.loads((GOLDEN_DIR / "streams.json").read_text("utf
 PI = GOLDEN["cases"]
 BY_NAME = {case.name: case for case in CASES}
 
-# pi_nb's errorMessage for every failing case: "{HTTP status} {the provider's own message}".
+# pi_nb's errorMessage for every failing case: "{HTTP status} {the provider's own message}"
+# (anthropic-messages: pi-ai's own text).
 ERRORS = {
     "openrouter_reasoning_text_length": "Token limit reached",
     "deepseek_cut_before_finish": "Stream ended without finish_reason",
@@ -58,12 +59,15 @@ ERRORS = {
     "error_llamacpp_context_size": '400: {"code":400,"message":"the request exceeds the available context size. '
     'try increasing the context size or enable context shift","type":"exceed_context_size_error",'
     '"n_prompt_tokens":14429,"n_ctx":8192}',
-    "error_anthropic_prompt_too_long": "400 prompt is too long: 219898 tokens > 200000 maximum",
-    "error_anthropic_rate_limit": "429 This request would exceed the rate limit for your organization "
-    "(d3f27ff7-9afe-4ee2-9645-76ecfc73c2b7) of 40,000 input tokens per minute. For details, refer to: "
-    "https://docs.anthropic.com/en/api/rate-limits. You can see the response headers for current usage. "
-    "Please reduce the prompt length or the maximum tokens requested, or try again later. You may also "
-    "contact sales at https://www.anthropic.com/contact-sales to discuss your options for a rate limit increase.",
+    # anthropic-messages: the JS SDK's text, "{status} {the body's JSON}", as pi-ai writes it
+    "error_anthropic_prompt_too_long": '400 {"type":"error","error":{"type":"invalid_request_error",'
+    '"message":"prompt is too long: 219898 tokens > 200000 maximum"},"request_id":"req_011CVjxiYzEFcAQC4Fk87zw2"}',
+    "error_anthropic_rate_limit": '429 {"type":"error","error":{"type":"rate_limit_error","message":"This request '
+    "would exceed the rate limit for your organization (d3f27ff7-9afe-4ee2-9645-76ecfc73c2b7) of 40,000 input "
+    "tokens per minute. For details, refer to: https://docs.anthropic.com/en/api/rate-limits. You can see the "
+    "response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try "
+    "again later. You may also contact sales at https://www.anthropic.com/contact-sales to discuss your options "
+    'for a rate limit increase."}}',
     "responses_error_event": "You exceeded your current quota, please check your plan and billing details. "
     "For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
     "responses_context_length_event": "Your input exceeds the context window of this model. "
@@ -144,9 +148,9 @@ def test_replay_equals_pi(name: str, server: ReplayServer) -> None:
     case = BY_NAME[name]
     mine, events = run(provider_for(case, server), case)
     pi = PI[name]
-    if case.api != C and pi["events"] and pi["events"][0][0] != "start":
-        # pi-ai emits "start" only once the HTTP response is accepted; pi_nb's Anthropic and
-        # Responses providers always open the stream (its Chat Completions provider is pi-ai's)
+    if case.api == R and pi["events"] and pi["events"][0][0] != "start":
+        # pi-ai emits "start" only once the HTTP response is accepted; pi_nb's Responses provider
+        # always opens the stream (its Chat Completions and Anthropic providers are pi-ai's)
         assert events[0] == ["start", None, 1]
         events = events[1:]
     if name == "mistral_list_content" and case.api != C:

@@ -260,18 +260,26 @@ def test_anthropic_thinking_text_tool_and_cache_usage(server: ReplayServer) -> N
         105,
     )
     body = server.requests[0]["body"]
-    assert body["system"] == "be brief" and body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    # pi-ai: the system prompt is a cached block; max_tokens 1000 + the low budget 2048 = 3048, and
+    # the budget leaves 1024 tokens for the answer; a text-only tool result is one string, and the
+    # last user block carries the cache marker
+    cached = {"type": "ephemeral"}
+    assert body["system"] == [{"type": "text", "text": "be brief", "cache_control": cached}]
+    assert body["max_tokens"] == 3048
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2024, "display": "summarized"}
     assert body["messages"][-1] == {
         "role": "user",
         "content": [
             {
                 "type": "tool_result",
                 "tool_use_id": "c0",
-                "content": [{"type": "text", "text": "file"}],
+                "content": "file",
                 "is_error": False,
+                "cache_control": cached,
             }
         ],
     }
+    assert server.requests[0]["path"] == "/v1/messages?beta=true"
     headers = server.requests[0]["headers"]
     assert "sk-ant-test-not-a-real-key" in (headers.get("x-api-key") or headers.get("authorization", ""))
 
@@ -281,7 +289,11 @@ def test_anthropic_overflow(server: ReplayServer) -> None:
 
     server.routes["/v1/messages"] = (400, "application/json", ANTHROPIC_OVERFLOW)
     err = collect(AnthropicModel("claude-test", base_url=server.url, max_retries=0), CTX)[-1]["error"]
-    assert err["errorMessage"] == "400 prompt is too long: 208000 tokens > 200000 maximum"
+    # the JS SDK's text, as pi-ai writes it: the status and the body's JSON
+    assert err["errorMessage"] == (
+        '400 {"type":"error","error":{"type":"invalid_request_error",'
+        '"message":"prompt is too long: 208000 tokens > 200000 maximum"}}'
+    )
     assert is_context_overflow(err)
 
 
@@ -302,7 +314,9 @@ def test_message_conversion_merges_tool_results_and_images() -> None:
     )
     anth = to_anthropic_messages(ctx)
     assert len(anth) == 1 and [b["tool_use_id"] for b in anth[0]["content"]] == ["a", "b"]
-    assert anth[0]["content"][1]["content"][0]["source"]["media_type"] == "image/png"
+    # pi-ai: an image-only tool result gets a placeholder text block before the image
+    assert anth[0]["content"][1]["content"][0] == {"type": "text", "text": "(see attached image)"}
+    assert anth[0]["content"][1]["content"][1]["source"]["media_type"] == "image/png"
     oa = to_openai_messages(ctx)
     assert [m["role"] for m in oa] == ["tool", "tool", "user"]
     assert oa[2]["content"][1]["image_url"]["url"] == "data:image/png;base64,QUJD"

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -50,3 +52,17 @@ def test_stream_split_anywhere(before, after, cuts):
     out = "".join(r.feed(c) for c in chunks) + r.flush()
     assert out == redaction.redact(text, table)
     assert secret not in out
+
+
+@given(st.text(alphabet="ab sk-x", max_size=40), st.text(alphabet="ab sk-x", max_size=40))
+def test_a_growing_text_is_shown_as_a_growing_prefix_without_a_key_start(before, after):
+    secret = "sk-grow-secret-0123456789"
+    table = {secret: "K", "sk-x-other-secret-abc": "O"}
+    text = before + secret + after
+    shown = [redaction.redact_stream_text(text[:i], table) for i in range(len(text) + 1)]
+    for a, b in itertools.pairwise(shown):
+        assert b.startswith(a)
+    final = redaction.redact(text, table)
+    assert final.startswith(shown[-1])
+    for s in shown:
+        assert secret[:6] not in s

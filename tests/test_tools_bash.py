@@ -213,6 +213,7 @@ def test_invalid_utf8_never_crashes(tmp_path: Path) -> None:
 # --- process handling -----------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_timeout_kills_grandchildren(tmp_path: Path) -> None:
     out = run(
         tmp_path, "echo $$ > shell.pid; sleep 30 & echo $! > child.pid; echo started; wait", timeout=0.5
@@ -222,6 +223,7 @@ def test_timeout_kills_grandchildren(tmp_path: Path) -> None:
     assert _wait_gone(int((tmp_path / "shell.pid").read_text()))
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_abort_kills_grandchildren(tmp_path: Path) -> None:
     controller = AbortController()
     tool = create_bash_tool(str(tmp_path), tmpdir=str(tmp_path))
@@ -250,6 +252,7 @@ def test_abort_before_start(tmp_path: Path) -> None:
     assert not (tmp_path / "ran").exists()
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_cancelling_the_task_kills_the_process(tmp_path: Path) -> None:
     tool = create_bash_tool(str(tmp_path), tmpdir=str(tmp_path))
 
@@ -265,6 +268,7 @@ def test_cancelling_the_task_kills_the_process(tmp_path: Path) -> None:
     assert _wait_gone(int((tmp_path / "shell.pid").read_text()))
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_the_shell_is_reaped(tmp_path: Path) -> None:
     out = run(tmp_path, "echo $$")
     pid = int(out.text)

@@ -132,6 +132,7 @@ _EXPECTED_PIDS = {
 @needs_supervisor
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("name", list(RUNAWAY))
+@pytest.mark.usefixtures("no_sandbox")
 def test_timeout_ends_the_call_and_kills_every_process(tmp_path: Path, name: str) -> None:
     _prepare(tmp_path)
     timeout = 1.0
@@ -160,6 +161,7 @@ def test_timeout_ends_the_call_and_kills_every_process(tmp_path: Path, name: str
 @needs_supervisor
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("name", list(RUNAWAY))
+@pytest.mark.usefixtures("no_sandbox")
 def test_abort_ends_the_call_and_kills_every_process(tmp_path: Path, name: str) -> None:
     _prepare(tmp_path)
     controller = AbortController()
@@ -200,6 +202,7 @@ def test_abort_ends_the_call_and_kills_every_process(tmp_path: Path, name: str) 
         "(sh -c 'yes & echo $! >> pids' &); echo started",
     ],
 )
+@pytest.mark.usefixtures("no_sandbox")
 def test_a_writer_left_after_the_shell_exits_no_longer_blocks_the_call(tmp_path: Path, command: str) -> None:
     """Pi reads on while output keeps arriving after the shell exited, so a detached ``yes`` keeps
     the call running for ever. pi_nb stops reading after ``exit_drain_limit`` seconds, kills the
@@ -717,6 +720,7 @@ def test_the_supervisor_is_not_named_python_and_ignores_sigterm(tmp_path: Path) 
 
 @needs_supervisor
 @pytest.mark.timeout(30)
+@pytest.mark.usefixtures("no_sandbox")
 def test_a_command_that_kills_its_supervisor_still_ends(tmp_path: Path) -> None:
     out = run_tool("bash", str(tmp_path), {"command": "kill -9 $PPID; sleep 0.2; echo after"})
     assert not out.is_error

@@ -49,6 +49,10 @@ KNOWN_SHAPE_RETURNS = ("entry", "entries", "message", "branch", "header", "usage
 OPEN_ON_PURPOSE = {
     "pi_nb.providers.anthropic_provider.to_anthropic_messages",
     "pi_nb.providers.openai_compat.to_openai_messages",
+    # the Responses and Mistral wire converters: their output is the provider's wire JSON, and Mistral's
+    # reads messages that transform_messages already rewrote (read as JSON, like the two above)
+    "pi_nb.providers.openai_responses.convert_responses_messages",
+    "pi_nb.providers.mistral_conversations.to_mistral_messages",
     "pi_nb.providers.catalog.session_context_window",
     "pi_nb.providers.catalog.calculate_cost",
     "pi_nb.providers.catalog.session_cost",

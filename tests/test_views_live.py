@@ -12,7 +12,7 @@ import pytest
 
 from pi_nb.errors import NotebookError
 from pi_nb.notebook import session_tree, token_budget, tool_result_truncation, truncation_view
-from pi_nb.notebook._base import ViewGroup
+from pi_nb.notebook._base import ViewGroup, markdown_html
 from pi_nb.notebook.budget_bar import BudgetView
 from pi_nb.notebook.tree import SUMMARY_CHOICES, SessionTreeView
 from pi_nb.session import SessionManager
@@ -146,7 +146,8 @@ def test_long_rows_are_whole_and_the_detail_renders_markdown() -> None:
     view.select(ids["a1"])
     assert view.detail_markdown() == ANSWER
     outputs = view.detail_text.outputs
-    assert outputs and outputs[0]["data"]["text/markdown"] == ANSWER
+    # rendered by pi_nb (raw HTML escaped, remote images as links), not by the front end
+    assert outputs and outputs[0]["data"]["text/html"] == markdown_html(ANSWER)
 
 
 def test_views_take_directories_lists_and_agent_sessions(tmp_path: Path) -> None:

@@ -28,7 +28,14 @@ pi_nb adds one thing Pi does not do: with ``redact_secrets`` (the default) every
 loop records or emits (the prompts, each assistant message and its streamed partials, each tool
 result, streamed tool update and error text) goes through :func:`pi_nb.redaction.redact_message`
 *before* it enters the context, so what the model is sent next, what the agent keeps, what a
-session stores and what a listener shows are the same redacted objects.
+session stores and what a listener shows are the same redacted objects. Two rules keep that from
+corrupting anything: a tool runs with the arguments *as the model wrote them* (only the stored
+assistant message and the ``args`` of the tool events are redacted), and a streamed partial holds
+back a trailing possible start of a key until the next delta decides it
+(:func:`pi_nb.redaction.redact_stream_text`), so no ``message_update`` shows a growing key prefix.
+
+A tool's updates (``on_update``) are emitted as they come, in order, by one pump task per call (a
+queue, not coroutines kept until the call ends): a long command streams live and memory stays flat.
 """
 
 from __future__ import annotations
@@ -71,7 +78,14 @@ from pi_nb.providers.base import (
     make_assistant_message,
     now_ms,
 )
-from pi_nb.redaction import redact_message, redact_partial_result
+from pi_nb.redaction import (
+    known_secrets,
+    redact_cut_tail,
+    redact_message,
+    redact_partial_result,
+    redact_stream_text,
+    register_model_secrets,
+)
 
 __all__ = [
     "ABORTED_BEFORE_REQUEST",
@@ -270,7 +284,7 @@ async def _run_loop(
                     new_messages.append(message)
                 pending = []
 
-            message = await _stream_assistant_response(current, config, signal, emit)
+            message, asked = await _stream_assistant_response(current, config, signal, emit)
             new_messages.append(message)
             if message.get("stopReason") in ("error", "aborted"):
                 await _emit(emit, {"type": "turn_end", "message": message, "toolResults": []})
@@ -282,9 +296,10 @@ async def _run_loop(
             has_more_tool_calls = False
             if tool_calls:
                 if message.get("stopReason") == "length":
-                    results, terminate = await _fail_truncated_tool_calls(tool_calls, emit)
+                    results, terminate = await _fail_truncated_tool_calls(tool_calls, emit, config)
                 else:
-                    results, terminate = await _execute_tool_calls(current, message, config, signal, emit)
+                    # the tools run what the model asked (``asked``); the context keeps ``message``
+                    results, terminate = await _execute_tool_calls(current, asked, config, signal, emit)
                 tool_results.extend(results)
                 has_more_tool_calls = not terminate
                 for result in tool_results:
@@ -338,9 +353,77 @@ def _aborted_before_request(model: Model) -> AssistantMessage:
     )
 
 
+class _StreamShower:
+    """What listeners are shown of a streamed response: each partial redacted, with a trailing
+    possible start of a secret held back in its last block, and each delta the difference between
+    two such shown texts (so the deltas add up to the shown text, never to a key's prefix)."""
+
+    def __init__(self) -> None:
+        self.secrets = known_secrets()
+        self.raw: dict[int, str] = {}
+        self.shown: dict[int, str] = {}
+
+    def message(self, partial: AssistantMessage) -> AssistantMessage:
+        shown = cast(AssistantMessage, redact_message(_copy(partial), self.secrets))
+        content = shown.get("content")
+        if isinstance(content, list) and content:
+            # only the block still streaming can end in the start of a key
+            raw_last = (partial.get("content") or [])[-1]
+            content = list(content)
+            content[-1] = _hold_back(raw_last, self.secrets)
+            shown["content"] = content
+        return shown
+
+    def event(self, event: AssistantMessageEvent, shown_partial: AssistantMessage) -> AssistantMessageEvent:
+        out = cast(dict[str, Any], redact_message(_copy(event), self.secrets))
+        out["partial"] = shown_partial
+        index = event.get("contentIndex")
+        delta = event.get("delta")
+        if event["type"].endswith("_delta") and isinstance(index, int) and isinstance(delta, str):
+            raw = self.raw.get(index, "") + delta
+            self.raw[index] = raw
+            before = self.shown.get(index, "")
+            now = redact_stream_text(raw, self.secrets)
+            if now.startswith(before):
+                out["delta"] = now[len(before) :]
+                self.shown[index] = now
+            else:  # cannot happen for a growing text; stay safe
+                out["delta"] = redact_message(delta, self.secrets)
+        return cast(AssistantMessageEvent, out)
+
+
+_GROWING_FIELDS = ("text", "thinking", "arguments", "partialJson")
+
+
+def _hold_back(block: Any, secrets: Mapping[str, str]) -> Any:
+    """A streaming content block (raw) shown redacted, its growing fields (text, thinking, tool
+    arguments) without a trailing possible start of a secret; its other fields fully redacted."""
+    if not isinstance(block, dict):
+        return redact_message(block, secrets)
+    return {
+        k: _growing(v, secrets) if k in _GROWING_FIELDS else redact_message(v, secrets)
+        for k, v in block.items()
+    }
+
+
+def _growing(value: Any, secrets: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        return redact_stream_text(value, secrets)
+    if isinstance(value, dict):
+        return {k: _growing(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_growing(v, secrets) for v in value]
+    return value
+
+
 async def _stream_assistant_response(
     context: AgentContext, config: AgentLoopConfig, signal: SupportsAbort | None, emit: Emit
-) -> AssistantMessage:
+) -> tuple[AssistantMessage, AssistantMessage]:
+    """Stream one response; returns (the message as recorded, redacted; the message as the model
+    sent it, whose tool calls are run)."""
+    if config.redact_secrets:
+        # whatever made the model: its key variable, a key passed in code, a base URL's password
+        register_model_secrets(config.model)
     messages = context.messages
     if config.transform_context is not None:
         messages = await config.transform_context(messages, signal)
@@ -359,18 +442,29 @@ async def _stream_assistant_response(
     partial: AssistantMessage | None = None
     added_partial = False
     final: AssistantMessage | None = None
+    raw_final: AssistantMessage | None = None
+    shower = _StreamShower() if config.redact_secrets else None
     if signal is not None and signal.aborted and isinstance(config.model, RemoteModel):
         # Pi's model runtime resolves the request's auth with the run's signal first, and an
         # aborted signal fails that setup: no request, a setup-error message
-        final = _clean(config, _aborted_before_request(config.model))
+        raw_final = _aborted_before_request(config.model)
+        final = _clean(config, raw_final)
     events = config.model.stream(llm_context, options) if final is None else _no_events()
     async for event in events:
         # the tests are on event["type"] itself, so that mypy narrows the event union by its tag
         if event["type"] == "done":
-            final = _clean(config, _assistant(event["message"]))
+            raw_final = _assistant(event["message"])
+            final = _clean(config, raw_final)
             break
         if event["type"] == "error":
-            final = _clean(config, _assistant(event["error"]))
+            raw_final = _assistant(event["error"])
+            final = _clean(config, raw_final)
+            error_text = final.get("errorMessage")
+            if config.redact_secrets and isinstance(error_text, str):
+                # a provider may have cut the error body inside a key: its start is redacted too
+                shown_error = redact_cut_tail(error_text)
+                if shown_error != error_text:
+                    final = {**final, "errorMessage": shown_error}
             break
         if event["type"] == "start":
             partial = _assistant(event["partial"])
@@ -381,14 +475,15 @@ async def _stream_assistant_response(
             if partial is not None:
                 partial = _assistant(event["partial"])
                 context.messages[-1] = partial
-                shown = _clean(config, _copy(partial))
+                shown: AssistantMessage = partial
                 shown_event: AssistantMessageEvent = event
-                if shown is not partial and config.redact_secrets:
-                    shown_event = _clean(config, _copy(event))
+                if shower is not None and shower.secrets:
+                    shown = shower.message(partial)
+                    shown_event = shower.event(event, shown)
                 await _emit(
                     emit, {"type": "message_update", "assistantMessageEvent": shown_event, "message": shown}
                 )
-    if final is None:
+    if final is None or raw_final is None:
         raise PiNbError(f"{config.model!r} ended its stream without a done or error event")
     if added_partial:
         context.messages[-1] = final
@@ -396,7 +491,7 @@ async def _stream_assistant_response(
         context.messages.append(final)
         await _emit(emit, {"type": "message_start", "message": _copy(final)})
     await _emit(emit, {"type": "message_end", "message": final})
-    return final
+    return final, raw_final
 
 
 async def _no_events() -> AsyncIterator[AssistantMessageEvent]:
@@ -492,24 +587,24 @@ async def _emit_result_message(msg: ToolResultMessage, emit: Emit) -> None:
     await _emit(emit, {"type": "message_end", "message": msg})
 
 
-async def _emit_execution_start(tool_call: ToolCall, emit: Emit) -> None:
+async def _emit_execution_start(tool_call: ToolCall, emit: Emit, config: AgentLoopConfig) -> None:
     await _emit(
         emit,
         {
             "type": "tool_execution_start",
             "toolCallId": tool_call.get("id"),
             "toolName": tool_call.get("name"),
-            "args": tool_call.get("arguments"),
+            "args": _clean(config, tool_call.get("arguments")),
         },
     )
 
 
 async def _fail_truncated_tool_calls(
-    tool_calls: list[ToolCall], emit: Emit
+    tool_calls: list[ToolCall], emit: Emit, config: AgentLoopConfig
 ) -> tuple[list[ToolResultMessage], bool]:
     messages = []
     for call in tool_calls:
-        await _emit_execution_start(call, emit)
+        await _emit_execution_start(call, emit, config)
         f = _Finalized(call, _error_result(TRUNCATED_TOOL_CALL_TEXT.format(name=call.get("name"))), True)
         await _emit_execution_end(f, emit)
         msg = _tool_result_message(f)
@@ -550,7 +645,7 @@ async def _execute_sequential(
     finalized_calls: list[_Finalized] = []
     messages = []
     for call in calls:
-        await _emit_execution_start(call, emit)
+        await _emit_execution_start(call, emit, config)
         prep = await _prepare_tool_call(context, assistant, call, config, signal)
         if isinstance(prep, _Finalized):
             f = prep
@@ -577,7 +672,7 @@ async def _execute_parallel(
 ) -> tuple[list[ToolResultMessage], bool]:
     entries: list[_Finalized | Callable[[], Awaitable[_Finalized]]] = []
     for call in calls:
-        await _emit_execution_start(call, emit)
+        await _emit_execution_start(call, emit, config)
         prep = await _prepare_tool_call(context, assistant, call, config, signal)
         if isinstance(prep, _Finalized):
             await _emit_execution_end(prep, emit)
@@ -659,8 +754,18 @@ async def _prepare_tool_call(
 async def _execute_prepared(
     p: _Prepared, signal: SupportsAbort | None, emit: Emit, config: AgentLoopConfig
 ) -> tuple[ToolResult, bool]:
-    pending_updates: list[Awaitable[None]] = []
+    # one pump per call emits the updates in order while the tool runs (Pi awaits each update's
+    # listeners before the call's end; emitting at once keeps that order and streams live)
+    queue: asyncio.Queue[ToolExecutionUpdateEvent | None] = asyncio.Queue()
     accepting = True
+    shown_args = _clean(config, p.tool_call.get("arguments"))
+
+    async def pump() -> None:
+        while True:
+            item = await queue.get()
+            if item is None:
+                return
+            await _emit(emit, item)
 
     def on_update(partial: Any) -> None:
         if not accepting:
@@ -669,20 +774,29 @@ async def _execute_prepared(
             "type": "tool_execution_update",
             "toolCallId": p.tool_call.get("id"),
             "toolName": p.tool_call.get("name"),
-            "args": p.tool_call.get("arguments"),
+            "args": shown_args,
             "partialResult": redact_partial_result(partial) if config.redact_secrets else partial,
         }
-        pending_updates.append(_emit(emit, event))
+        queue.put_nowait(event)
+
+    pump_task = asyncio.ensure_future(pump())
+
+    async def drain() -> None:
+        nonlocal accepting
+        accepting = False
+        queue.put_nowait(None)
+        await pump_task
 
     try:
         result = await p.tool.execute(p.tool_call.get("id"), p.args, signal, on_update)
-        accepting = False
-        await asyncio.gather(*pending_updates)
-        return _result_dict(result), False
     except Exception as error:
-        accepting = False
-        await asyncio.gather(*pending_updates)
+        await drain()
         return _error_result(_message_of(error)), True
+    except BaseException:
+        pump_task.cancel()
+        raise
+    await drain()
+    return _result_dict(result), False
 
 
 async def _finalize_executed(

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict, TypeGuard, cast
@@ -58,7 +59,7 @@ from pi_nb.compaction import (
 from pi_nb.compaction._types import CompactionOutcomeDict
 from pi_nb.compaction.retry import is_retryable_assistant_error
 from pi_nb.compaction.settings import CompactionSettings, validate_reserve_for_window
-from pi_nb.errors import AgentError, PiNbError
+from pi_nb.errors import AgentError, PiNbError, SettingsFileWarning
 from pi_nb.messages import (
     AgentMessage,
     AssistantMessage,
@@ -80,7 +81,13 @@ from pi_nb.providers.base import (
     validate_model_limits,
     validate_thinking_level,
 )
-from pi_nb.redaction import RedactingBashOperations, redact, redact_message, register_model_secrets
+from pi_nb.redaction import (
+    RedactingBashOperations,
+    redact,
+    redact_message,
+    register_auth_file,
+    register_model_secrets,
+)
 from pi_nb.resources.context_files import ContextFile
 from pi_nb.resources.loader import ResourceLoader
 from pi_nb.resources.settings import SettingsManager
@@ -306,6 +313,39 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def initial_thinking_level(
+    model: Model,
+    settings: SettingsManager,
+    *,
+    explicit: str | None = None,
+    has_messages: bool = False,
+    recorded: str | None = None,
+    where: str = "thinking level recorded in the session",
+) -> str:
+    """The thinking level a session starts at, as Pi's ``createAgentSession`` chooses it.
+
+    ``explicit`` (the caller's choice) wins. A session with messages resumes at its ``recorded``
+    level (the last ``thinking_level_change`` on its branch), or without one at the settings'
+    ``defaultThinkingLevel``, else ``"medium"``. A new session takes the model's
+    ``modelThinkingLevels`` entry, else ``defaultThinkingLevel``, else ``"medium"``. The result is
+    clamped to what the model supports (``"off"`` for a model without reasoning; a level the model
+    lacks becomes the nearest one it has, above first).
+    """
+    from pi_nb.providers.thinking_levels import DEFAULT_THINKING_LEVEL, clamp_thinking_level
+
+    level: str | None = validate_thinking_level(explicit) if explicit is not None else None
+    if level is None and has_messages:
+        if recorded is not None and recorded != "":
+            level = validate_thinking_level(recorded, where)
+        else:
+            level = settings.get_default_thinking_level() or DEFAULT_THINKING_LEVEL
+    if level is None:
+        level = settings.get_model_thinking_level(model.provider, model.id)
+    if level is None:
+        level = settings.get_default_thinking_level() or DEFAULT_THINKING_LEVEL
+    return clamp_thinking_level(model, level)
+
+
 class AgentSession:
     """A session that runs agent turns and records them (see the module docstring)."""
 
@@ -333,6 +373,8 @@ class AgentSession:
         self.settings = settings or SettingsManager.create(
             self.cwd, self.agent_dir, project_trusted=bool(project_trusted)
         )
+        if settings is None:
+            _warn_settings_errors(self.settings)
         if resource_loader is None:
             resource_loader = ResourceLoader(
                 cwd=self.cwd, agent_dir=self.agent_dir, settings_manager=self.settings
@@ -346,19 +388,20 @@ class AgentSession:
 
         _check_model(model)
         register_model_secrets(model)
+        # the keys in Pi's auth.json are credentials pi_nb can read: redacted wherever they appear
+        register_auth_file(os.path.join(self.agent_dir, "auth.json"))
         context = session_manager.build_session_context()
-        has_entries = bool(session_manager.get_entries())
-        if thinking_level is not None:
-            level = validate_thinking_level(thinking_level)
-        else:
-            recorded = context.thinking_level if has_entries else None
-            level = (
-                validate_thinking_level(
-                    recorded, f"thinking level recorded in {session_manager.get_session_file()}"
-                )
-                if recorded is not None and recorded != ""
-                else "off"
-            )
+        has_thinking_entry = any(
+            e.get("type") == "thinking_level_change" for e in session_manager.get_branch()
+        )
+        level = initial_thinking_level(
+            model,
+            self.settings,
+            explicit=thinking_level,
+            has_messages=bool(context.messages),
+            recorded=context.thinking_level if has_thinking_entry else None,
+            where=f"thinking level recorded in {session_manager.get_session_file()}",
+        )
         self.agent = Agent(
             model,
             thinking_level=level,
@@ -385,9 +428,13 @@ class AgentSession:
         self._retry_attempt = 0
         self._retry_controller: AbortSignal | None = None
         self.set_active_tools(list(active_tools) if active_tools is not None else list(DEFAULT_ACTIVE_TOOLS))
-        if has_entries:
+        if context.messages:
             self.agent.state.messages = list(context.messages)
+            if not has_thinking_entry:
+                # Pi records the level a resumed session without one now runs at
+                session_manager.append_thinking_level_change(level)
         else:
+            # a session without messages starts as a new one (Pi's createAgentSession)
             session_manager.append_model_change(model.provider, model.id)
             session_manager.append_thinking_level_change(level)
 
@@ -494,16 +541,30 @@ class AgentSession:
         self.agent.state.system_prompt = self._base_system_prompt
 
     def set_model(self, model: Model) -> None:
+        """Switch to ``model`` (a ``model_change`` entry), then apply the thinking level Pi picks
+        for a model switch: the model's ``modelThinkingLevels`` entry, else
+        ``defaultThinkingLevel``, else the current level, clamped to the new model (a
+        ``thinking_level_change`` entry when that changes the level)."""
         _check_model(model)
         register_model_secrets(model)
+        level = self.settings.get_model_thinking_level(model.provider, model.id)
+        if level is None:
+            level = self.settings.get_default_thinking_level() or self.thinking_level
         # written first: if the file cannot take the entry, the session keeps its model
         self.session_manager.append_model_change(model.provider, model.id)
         self.agent.state.model = model
+        self.set_thinking_level(level)
 
     def set_thinking_level(self, level: str) -> None:
-        validate_thinking_level(level)
-        self.session_manager.append_thinking_level_change(level)
-        self.agent.state.thinking_level = level
+        """Pi's ``setThinkingLevel``: ``level`` clamped to what the model supports; a
+        ``thinking_level_change`` entry only when the level actually changes."""
+        from pi_nb.providers.thinking_levels import clamp_thinking_level
+
+        effective = clamp_thinking_level(self.model, validate_thinking_level(level))
+        if effective == self.agent.state.thinking_level:
+            return
+        self.session_manager.append_thinking_level_change(effective)
+        self.agent.state.thinking_level = effective
 
     def _check_settings(self, model: Model) -> CompactionSettings:
         """The compaction settings, refused (InvalidValueError) when the reserve leaves no room in
@@ -1204,3 +1265,20 @@ def _branch_summary_entry(entry: Mapping[str, Any] | None) -> BranchSummaryEntry
 def _iso_ms(iso: str) -> float:
     """``new Date(iso).getTime()`` (NaN for a bad timestamp, which compares false like in JS)."""
     return float(js_date_ms(iso))
+
+
+def _warn_settings_errors(settings: SettingsManager) -> None:
+    """Pi's startup report of settings that could not be read (``collectSettingsDiagnostics``):
+    one :class:`~pi_nb.errors.SettingsFileWarning` per file, ``Invalid settings file <path>:
+    <error>``; the scope reads as ``{}`` and is never written over."""
+    import warnings
+
+    seen: set[str] = set()
+    for record in settings.drain_errors():
+        if record.path:
+            message = f"Invalid settings file {record.path}: {record.error}"
+        else:
+            message = f"Invalid {record.scope} settings: {record.error}"
+        if message not in seen:
+            seen.add(message)
+            warnings.warn(message, SettingsFileWarning, stacklevel=3)

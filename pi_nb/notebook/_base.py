@@ -100,6 +100,47 @@ def escape(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
+_CODE_STYLE = "background:#f8fafc;padding:6px;overflow:auto;max-height:400px"
+_IMAGE_LINK_STYLE = "border:1px dashed #94a3b8;border-radius:3px;padding:0 4px;color:#475569"
+
+
+def _render_image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    """An image of the text, never loaded: a link the reader may click (``[image: alt]``, the
+    address in the title). An image embedded in the text itself (a ``data:`` address, which
+    Markdown allows only for GIF, PNG, JPEG and WebP) loads nothing from anywhere and is shown."""
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    if src.lower().startswith("data:image/"):
+        return f'<img src="{escape(src)}" alt="{escape(alt)}" style="max-width:100%">'
+    label = f"[image: {alt}]" if alt else "[image]"
+    return (
+        f'<a href="{escape(src)}" title="{escape(src)}" rel="noopener noreferrer nofollow" '
+        f'target="_blank" style="{_IMAGE_LINK_STYLE}">{escape(label)}</a>'
+    )
+
+
+_MARKDOWN: list[Any] = []
+
+
+def markdown_html(text: str) -> str:
+    """Markdown a model (or a session file) wrote, as HTML that loads nothing by itself: the one
+    Markdown renderer of the views (the turn view, the tree's detail pane; the static export shows
+    their HTML). CommonMark + tables, as Pi's TUI renders it. Raw HTML in the text is escaped,
+    never passed through (no markup, no scripts); a remote image is shown as a link, so opening
+    the notebook or its export requests no address the model chose; links that are not web or
+    mail addresses (``javascript:``, ``file:``, ``data:`` other than the images above) are not
+    made links."""
+    if not _MARKDOWN:
+        from markdown_it import MarkdownIt
+
+        md = MarkdownIt("commonmark", {"html": False}).enable("table")
+        md.add_render_rule("image", _render_image)
+        _MARKDOWN.append(md)
+    rendered = str(_MARKDOWN[0].render(text))
+    return rendered.replace("<pre>", f'<pre style="{_CODE_STYLE}">')
+
+
 class StaticView:
     """Base of every view object: ``text/plain`` + ``text/html`` through ``_repr_mimebundle_``.
 

@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from pi_nb.budget import (
-    PI_DEFAULT_KEEP_RECENT_TOKENS,
-    PI_DEFAULT_RESERVE_TOKENS,
     BudgetInput,
     BudgetTracker,
     TokenBudget,
@@ -283,19 +281,27 @@ class BudgetView(_WidgetView):
         session_manager: Any,
         *,
         model_context_window: int,
-        reserve_tokens: int = PI_DEFAULT_RESERVE_TOKENS,
-        keep_recent_tokens: int = PI_DEFAULT_KEEP_RECENT_TOKENS,
+        reserve_tokens: int | None = None,
+        keep_recent_tokens: int | None = None,
         **kwargs: Any,
     ) -> BudgetView:
         """The budget of a session (a manager, an ``AgentSession``, a file) at its leaf (system
         prompt unknown unless given); :meth:`refresh` re-reads the session, counting only what
-        is new."""
+        is new. The reserve, keep-recent and enabled compaction values not given are the ones of
+        the session's own directory (:func:`pi_nb.resources.settings.compaction_settings_for_session`)."""
+        from pi_nb.resources.settings import compaction_settings_for_session
+
         view_kwargs = {k: kwargs.pop(k) for k in ("title", "tracker", "min_interval", "live") if k in kwargs}
         sm = (
             session_manager
             if hasattr(session_manager, "build_context_entries")
             else load_session(session_manager)
         )
+        if reserve_tokens is None or keep_recent_tokens is None or "compaction_enabled" not in kwargs:
+            comp = compaction_settings_for_session(sm)
+            reserve_tokens = comp.reserve_tokens if reserve_tokens is None else reserve_tokens
+            keep_recent_tokens = comp.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens
+            kwargs.setdefault("compaction_enabled", comp.enabled)
         tracker = view_kwargs.pop("tracker", None) or BudgetTracker(kwargs.get("encoding", DEFAULT_ENCODING))
         session_args = {
             "model_context_window": model_context_window,

@@ -23,6 +23,8 @@ import copy
 import os
 from typing import Any
 
+from pi_nb._fs import read_regular
+
 __all__ = [
     "STATIC_TEMPLATE",
     "StaticHTMLExporter",
@@ -100,7 +102,8 @@ def export_html(nb: Any, *, title: str | None = None) -> str:
     import nbformat
 
     if isinstance(nb, (str, os.PathLike)):
-        nb = nbformat.read(os.fspath(nb), as_version=4)
+        # the one open of a named file: a FIFO or a device is refused, not read for ever
+        nb = nbformat.reads(read_regular(os.fspath(nb), None).decode("utf-8"), as_version=4)
     else:
         nb = copy.deepcopy(nb)
     if title:

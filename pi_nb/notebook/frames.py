@@ -53,14 +53,14 @@ from pi_nb.errors import (
     NotebookError,
     PiNbError,
     SessionFileCorruptError,
+    SessionFileTypeError,
 )
 from pi_nb.messages import Usage
 from pi_nb.session.context import (
-    build_context_entries,
     build_session_context,
     session_entry_to_context_messages,
 )
-from pi_nb.session.jsonl import SessionFileContents, gc_paused, read_session_file
+from pi_nb.session.jsonl import SessionFileContents, gc_paused, open_session_for_read, read_session_file
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.paths import session_files_under
 from pi_nb.session.types import FileEntry, SessionEntry
@@ -498,9 +498,12 @@ def read_session(path: str) -> SessionFileContents:
     if _orjson is None:
         return read_session_file(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
+        # the kind check of every reader (a FIFO, a device or a socket is refused before a byte
+        # is read), and only the bytes the file held at the open: one still being written is
+        # read up to that size, never up to its growing end
+        with open_session_for_read(path) as f:
+            data = f.read(os.fstat(f.fileno()).st_size)
+    except FileNotFoundError:
         return read_session_file(path)
     if not data.endswith(b"\n") or _LONG_DIGITS.search(data) is not None:
         return read_session_file(path)
@@ -535,12 +538,17 @@ class LoadedSession:
     session_file: str | None
     manager: SessionManager
     entries: list[SessionEntry] = field(default_factory=list)
-    active_ids: set[str] = field(default_factory=set)
-    context_ids: set[str] = field(default_factory=set)
+    active_ids: set[int] = field(default_factory=set)
+    """The entries on the active branch, by object (``id(entry)``): Pi reads a session by id,
+    the last entry of an id wins, so of two entries with one id only the last is on the branch."""
+    context_ids: set[int] = field(default_factory=set)
+    """The entries whose messages are in context, by object (``id(entry)``)."""
     leaf_id: str | None = None
     problems: int = 0
+    leaf: SessionEntry | None = None
+    """The entry Pi takes as the leaf (the last one of the leaf's id)."""
     _messages: list[list[Any]] | None = None
-    _estimates: list[int] | None = None
+    _estimates: list[int | None] | None = None
     _json: dict[int, tuple[Any, str]] = field(default_factory=dict)
 
     def stringify(self, value: Any) -> str:
@@ -556,13 +564,22 @@ class LoadedSession:
     @classmethod
     def of(cls, manager: SessionManager, session_file: str | None, problems: int = 0) -> LoadedSession:
         entries = manager.get_entries()
-        active = {str(e.get("id")) for e in manager.get_branch()}
+        branch = manager.get_branch()
+        active = {id(e) for e in branch}
         leaf = manager.get_leaf_id()
-        context: set[str] = set()
-        if leaf is not None:
-            context = {str(e.get("id")) for e in build_context_entries(entries, leaf)}
+        # Pi's buildContextEntries(): from the leaf, or from the last entry when the leaf has no id
+        context = {id(e) for e in manager.build_context_entries()}
+        leaf_entry = manager.get_leaf_entry()
         return cls(
-            manager.get_session_id(), session_file, manager, list(entries), active, context, leaf, problems
+            manager.get_session_id(),
+            session_file,
+            manager,
+            list(entries),
+            active,
+            context,
+            leaf,
+            problems,
+            leaf=leaf_entry,
         )
 
     def context_messages(self) -> list[list[Any]]:
@@ -571,11 +588,21 @@ class LoadedSession:
             self._messages = [session_entry_to_context_messages(e) for e in self.entries]
         return self._messages
 
-    def estimates(self) -> list[int]:
-        """Per entry: Pi's token estimate of what it puts in context (computed once)."""
+    def estimates(self) -> list[int | None]:
+        """Per entry: Pi's token estimate of what it puts in context (computed once); ``None``
+        (``<NA>`` in a frame) for a message Pi opens but cannot count (a ``null`` content block:
+        Pi's estimate throws there), so one such entry does not fail the whole frame."""
         if self._estimates is None:
-            self._estimates = [sum(estimate_tokens(m) for m in ms) for ms in self.context_messages()]
+            self._estimates = [_countable(estimate_tokens, ms) for ms in self.context_messages()]
         return self._estimates
+
+
+def _countable(count: Callable[[Any], int], messages: Sequence[Any]) -> int | None:
+    """``sum(count(m) for m in messages)``, or ``None`` where a message cannot be counted."""
+    try:
+        return sum(count(m) for m in messages)
+    except InvalidMessageError:
+        return None
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -672,7 +699,17 @@ def _load_file(
     item: _FileSource, strict: bool | None, problems: list[tuple[str, int | None, str]]
 ) -> LoadedSession | None:
     path = item.path
-    contents = read_session(path)
+    try:
+        contents = read_session(path)
+    except (SessionFileTypeError, OSError) as exc:
+        # a FIFO, a device or a socket (refused unread), a link that loops, a file that cannot be
+        # opened: one bad file of a folder is skipped with its reason, it does not end the folder
+        if strict or (strict is None and item.explicit):
+            raise
+        problems.append((path, None, str(exc)))
+        if strict is None:
+            warn_problems(path, problems[-1:])
+        return None
     if not contents.exists:
         if strict or (strict is None and item.explicit):
             raise NotebookError(f"no such session file: {path}")
@@ -858,6 +895,73 @@ def _depths(parent_of: Mapping[str, object]) -> dict[str, int]:
     return depth
 
 
+def _entry_id(e: SessionEntry) -> str | None:
+    """An entry's id as a frame shows it: ``None`` (missing) for an entry without one, never the
+    text ``"None"``."""
+    eid = e.get("id")
+    return None if eid is None else str(eid)
+
+
+def _entry_depth(e: SessionEntry, depth: Mapping[str, int], last: Mapping[str, SessionEntry]) -> int:
+    """The entry's distance from the root. ``depth`` is by id (the last entry of an id, as Pi
+    reads them); an entry without an id, or an earlier one of two with the same id, sits one
+    below the parent it names."""
+    eid = e.get("id")
+    if eid is not None and last.get(str(eid)) is e:
+        return depth.get(str(eid), 0)
+    parent = e.get("parentId")
+    return depth[str(parent)] + 1 if parent is not None and str(parent) in depth else 0
+
+
+_UNDEFINED = object()  # a key JavaScript reads as `undefined` (the field is missing)
+
+
+def _js_key(entry: SessionEntry, field: str) -> object:
+    """``entry[field]`` as a JavaScript ``Map`` key: missing is ``undefined`` (not ``null``), an
+    object or array is a key of its own."""
+    if field not in entry:
+        return _UNDEFINED
+    value = entry.get(field)
+    try:
+        hash(value)
+    except TypeError:
+        return ("<object>", id(value))
+    return value
+
+
+def _pi_tree_leaves(entries: Sequence[SessionEntry]) -> int:
+    """The leaf nodes of Pi's ``getTree()``: one node per entry, keyed by id (the last entry of
+    an id is every node of that id, with its children), so an entry without an id, or with an id
+    used twice, is a node of its own and a subtree under a repeated id is counted at each place
+    it shows. Counted without walking the repeated subtrees (and without looping where the
+    parents form a cycle, where Pi's walk would not end)."""
+    keys = [_js_key(e, "id") for e in entries]
+    present = set(keys)
+    children: dict[object, list[object]] = {}
+    roots: list[object] = []
+    for e, k in zip(entries, keys, strict=True):
+        parent = _js_key(e, "parentId")
+        if parent is None or parent == k or parent not in present:
+            roots.append(k)
+        else:
+            children.setdefault(parent, []).append(k)
+    leaves: dict[object, int] = {}
+    for root in roots:
+        stack: list[tuple[object, bool]] = [(root, False)]
+        on_path: set[object] = set()
+        while stack:
+            k, done = stack.pop()
+            kids = children.get(k, ())
+            if done:
+                leaves[k] = sum(leaves.get(c, 0) for c in kids) if kids else 1
+                on_path.discard(k)
+            elif k not in leaves and k not in on_path:
+                on_path.add(k)
+                stack.append((k, True))
+                stack.extend((c, False) for c in kids if c not in leaves and c not in on_path)
+    return min(sum(leaves.get(r, 0) for r in roots), 2**63 - 1)
+
+
 def _children(s: LoadedSession) -> dict[str, int]:
     children: dict[str, int] = {}
     for e in s.entries:
@@ -883,14 +987,15 @@ def _usage_context_tokens(usage: Mapping[str, Any] | None) -> int | None:
 
 def _entry_rows(s: LoadedSession, encoding: str | None) -> list[tuple[Any, ...]]:
     children = _children(s)
-    depth = _depths({str(e.get("id")): e.get("parentId") for e in s.entries})
+    last = {str(e.get("id")): e for e in s.entries if e.get("id") is not None}
+    depth = _depths({k: e.get("parentId") for k, e in last.items()})
     estimates = s.estimates()
     msgs = s.context_messages() if encoding else None
-    sid, sfile, active, context, leaf = s.session_id, s.session_file, s.active_ids, s.context_ids, s.leaf_id
+    sid, sfile, active, context, leaf = s.session_id, s.session_file, s.active_ids, s.context_ids, s.leaf
     label = s.manager.get_label
     rows: list[tuple[Any, ...]] = []
     for i, e in enumerate(s.entries):
-        eid = str(e.get("id"))
+        eid = _entry_id(e)
         row: tuple[Any, ...] = (
             sid,
             sfile,
@@ -900,16 +1005,16 @@ def _entry_rows(s: LoadedSession, encoding: str | None) -> list[tuple[Any, ...]]
             e.get("type"),
             _role(e),
             _short(e, 200, s.stringify),
-            label(eid),
-            depth.get(eid, 0),
-            children.get(eid, 0),
-            eid in active,
-            eid in context,
-            eid == leaf,
+            label(eid) if eid is not None else None,
+            _entry_depth(e, depth, last),
+            children.get(eid, 0) if eid is not None else 0,
+            id(e) in active,
+            id(e) in context,
+            e is leaf,
             estimates[i],
         )
         if msgs is not None and encoding:
-            row = (*row, sum(count_message_tokens(m, encoding) for m in msgs[i]))
+            row = (*row, _countable(lambda m: count_message_tokens(m, encoding), msgs[i]))
         rows.append(row)
     return rows
 
@@ -942,7 +1047,7 @@ def _message_rows(s: LoadedSession, encoding: str | None) -> list[tuple[Any, ...
             text = str(m.get("summary") or "")
         else:
             text = _text(content)
-        eid = str(e.get("id"))
+        eid = _entry_id(e)
         row: tuple[Any, ...] = (
             sid,
             sfile,
@@ -962,18 +1067,18 @@ def _message_rows(s: LoadedSession, encoding: str | None) -> list[tuple[Any, ...
             m.get("stopReason"),
             m.get("provider"),
             m.get("model"),
-            eid in active,
-            eid in context,
+            id(e) in active,
+            id(e) in context,
             estimates[i],
         )
         if encoding:
-            row = (*row, sum(count_message_tokens(x, encoding) for x in msgs))
+            row = (*row, _countable(lambda m: count_message_tokens(m, encoding), msgs))
         rows.append(row)
     return rows
 
 
 def _tool_result_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
-    calls: dict[str, tuple[str, Any]] = {}
+    calls: dict[str, tuple[str | None, Any]] = {}
     # (entry, its toolResult message as stored: checked to be a mapping, its fields read tolerantly)
     results: list[tuple[SessionEntry, Mapping[str, Any]]] = []
     for e in s.entries:
@@ -986,12 +1091,12 @@ def _tool_result_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
         if role == "assistant" and isinstance(m.get("content"), list):
             for b in m["content"]:
                 if _is_map(b) and b.get("type") == "toolCall":
-                    calls[str(b.get("id"))] = (str(e.get("id")), b.get("arguments"))
+                    calls[str(b.get("id"))] = (_entry_id(e), b.get("arguments"))
         elif role == "toolResult":
             results.append((e, m))
     rows: list[tuple[Any, ...]] = []
     for e, m in results:
-        eid = str(e.get("id"))
+        eid = _entry_id(e)
         details = _mapping(m.get("details"))
         trunc = _mapping(details.get("truncation"))
         call = calls.get(str(m.get("toolCallId")))
@@ -1020,8 +1125,8 @@ def _tool_result_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
                 details.get("resultLimitReached"),
                 details.get("entryLimitReached"),
                 details.get("linesTruncated"),
-                eid in s.active_ids,
-                eid in s.context_ids,
+                id(e) in s.active_ids,
+                id(e) in s.context_ids,
             )
         )
     return rows
@@ -1043,7 +1148,7 @@ def _usage_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
         usage: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
         cost = _mapping(usage.get("cost"))
         ctx = _usage_context_tokens(usage)
-        eid = str(e.get("id"))
+        eid = _entry_id(e)
         rows.append(
             (
                 s.session_id,
@@ -1067,8 +1172,8 @@ def _usage_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
                 cost.get("cacheRead"),
                 cost.get("cacheWrite"),
                 cost.get("total"),
-                eid in s.active_ids,
-                eid in s.context_ids,
+                id(e) in s.active_ids,
+                id(e) in s.context_ids,
             )
         )
     return rows
@@ -1079,7 +1184,7 @@ def _compaction_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
     for i, e in enumerate(s.entries):
         if e.get("type") != "compaction":
             continue
-        eid = str(e.get("id"))
+        eid = _entry_id(e)
         after = build_session_context(s.entries, eid).messages
         details = _mapping(e.get("details"))
         usage = _mapping(e.get("usage"))
@@ -1102,8 +1207,8 @@ def _compaction_rows(s: LoadedSession) -> list[tuple[Any, ...]]:
                 json.dumps(details.get("modifiedFiles")) if "modifiedFiles" in details else None,
                 e.get("fromHook"),
                 usage.get("totalTokens"),
-                eid in s.active_ids,
-                eid in s.context_ids,
+                id(e) in s.active_ids,
+                id(e) in s.context_ids,
             )
         )
     return rows
@@ -1196,7 +1301,6 @@ def _session_row(s: LoadedSession) -> tuple[Any, ...]:
         if ctx:
             last_ctx = ctx
             peak = ctx if peak is None else max(peak, ctx)
-    ids = {str(e.get("id")) for e in s.entries}
     start = (
         header.get("timestamp") if isinstance(header.get("timestamp"), str) else (times[0] if times else None)
     )
@@ -1220,7 +1324,7 @@ def _session_row(s: LoadedSession) -> tuple[Any, ...]:
         compactions,
         branch_summaries,
         sum(1 for n in children.values() if n > 1),
-        sum(1 for i in ids if i not in children),
+        _pi_tree_leaves(s.entries),
         len(s.active_ids),
         s.leaf_id,
         *(_as_int(sums[k]) for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")),
@@ -1403,8 +1507,9 @@ def sessions_df(
     counts: ``entries`` (without the header), ``messages`` (entries that put a message in
     context), ``turns`` (user prompts), ``responses`` (assistant messages), ``tool_calls``,
     ``tool_errors``, ``error_responses``, ``compactions``, ``branch_summaries``,
-    ``branch_points`` (entries with more than one child), ``leaves`` (entries without children:
-    one per branch), ``active_branch_entries``, ``leaf_id``; tokens summed over every response
+    ``branch_points`` (entries with more than one child), ``leaves`` (the leaf nodes of Pi's
+    session tree: one per branch; an entry without an id is a node of its own, a subtree under
+    an id used twice counts at each place Pi shows it), ``active_branch_entries``, ``leaf_id``; tokens summed over every response
     (``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``,
     ``total_tokens``), ``last_context_tokens`` / ``peak_context_tokens`` (Pi's context size from
     the usable usages on the active branch); ``cost_total`` (the sum of ``usage.cost.total``;

@@ -61,6 +61,7 @@ from pi_nb.errors import (
 )
 from pi_nb.notebook._base import is_message_entry
 from pi_nb.notebook.turn import TurnFailedError, TurnResult, TurnView
+from pi_nb.redaction import redact, redact_cut, redact_url
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -638,7 +639,11 @@ _FIX_CONFIG = (
 class PiMagics(Magics):
     """The ``%%pi`` / ``%pi`` magics (see the module docstring)."""
 
-    model = Unicode("offline", help="Model spec: 'offline' or 'provider/model-id'.").tag(config=True)
+    model = Unicode(
+        "",
+        help="Model spec: 'offline' or 'provider/model-id'; empty: Pi's defaultProvider/defaultModel "
+        "settings when that model's key is set, else 'offline'.",
+    ).tag(config=True)
     context_window = Int(None, allow_none=True, help="Override the model's context window.").tag(config=True)
     max_tokens = Int(None, allow_none=True, help="Override the model's max output tokens.").tag(config=True)
     reserve_tokens = Int(None, allow_none=True, help="compaction.reserveTokens for new sessions.").tag(
@@ -649,7 +654,13 @@ class PiMagics(Magics):
     )
     in_memory = Bool(False, help="Keep sessions in memory instead of Pi's session files.").tag(config=True)
     cwd = Unicode("", help="Working directory of the agent (default: the kernel's cwd).").tag(config=True)
-    thinking_level = Enum(THINKING_LEVELS, "off", help="Thinking level for new sessions.").tag(config=True)
+    thinking_level = Enum(
+        THINKING_LEVELS,
+        None,
+        allow_none=True,
+        help="Thinking level for new sessions; None: as Pi chooses it (settings, else 'medium', "
+        "clamped to the model).",
+    ).tag(config=True)
     update_interval = Int(100, help="Minimum milliseconds between live updates of a turn.").tag(config=True)
     raise_on_error = Bool(
         True, help="A turn that ends in an error fails its cell (Run All and nbconvert stop there)."
@@ -702,7 +713,7 @@ class PiMagics(Magics):
         limits, its SDK installed and its key set."""
         from pi_nb.providers import get_model
 
-        spec = spec or self.model
+        spec = spec or self.model or self._settings_model_spec()
         window = context_window if context_window is not None else self.context_window
         limit = max_tokens if max_tokens is not None else self.max_tokens
         for name, value in (("context window", window), ("max tokens", limit)):
@@ -724,6 +735,15 @@ class PiMagics(Magics):
         model = _guarded(where, lambda: get_model(spec, **overrides))
         _check_model(model, spec, where)
         return model
+
+    def _settings_model_spec(self) -> str:
+        """Pi's default model from its settings (the engine decides), else ``"offline"``."""
+        from pi_nb.providers.registry import default_model_spec_from_settings
+        from pi_nb.resources.settings import SettingsManager
+
+        cwd = self._cwd()
+        settings = SettingsManager.create(cwd, project_trusted=self._project_trusted(cwd))
+        return default_model_spec_from_settings(settings) or "offline"
 
     def _settings(self, cwd: str, trusted: bool) -> Any:
         from pi_nb.resources.settings import SettingsManager
@@ -940,7 +960,11 @@ class PiMagics(Magics):
         render: bool = True,
         raise_on_error: bool = True,
     ) -> TurnResult:
-        view = TurnView(prompt=prompt, model=session.model.id, context_window=session.model.context_window)
+        # the view shows (and the .ipynb and the export keep) the prompt as the session stores it:
+        # redacted, --vars / --interpolate values included; the session is sent the prompt as written
+        view = TurnView(
+            prompt=redact(prompt), model=session.model.id, context_window=session.model.context_window
+        )
         view.notes.extend(notes or [])
         events: queue.Queue[ViewEvent] = queue.Queue()
         unsubscribe = session.subscribe(events.put)
@@ -1518,12 +1542,15 @@ def _failure_line(message: str, session: Any) -> str:
     elif any(
         k in low for k in ("connect", "unreachable", "timed out", "timeout", "name or service", "refused")
     ):
-        where = getattr(model, "base_url", None) or f"{model.provider}'s API"
+        base_url = getattr(model, "base_url", None)
+        where = redact_url(base_url) if isinstance(base_url, str) and base_url else f"{model.provider}'s API"
         hint = f"check that {where} is reachable, then run the cell again"
     else:
         hint = "the session keeps the turn: fix the cause and run the cell again"
     if len(message) > 400:
-        message = message[:400] + "…"
+        message = redact_cut(message, 400) + "…"
+    else:
+        message = redact(message)
     return f"the turn ended with an error: {message} — {hint} (%%pi --no-raise keeps going)"
 
 

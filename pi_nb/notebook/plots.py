@@ -38,6 +38,7 @@ from pi_nb.budget import (
     message_category,
 )
 from pi_nb.errors import InvalidMessageError, NotebookError
+from pi_nb.notebook._base import is_agent_session
 from pi_nb.notebook.frames import LoadedSession, iter_sessions, tool_results_df
 from pi_nb.notebook.views import COLORS
 from pi_nb.session.context import session_entry_to_context_messages
@@ -198,18 +199,31 @@ def plot_context_tokens(
     source: Any,
     *,
     context_window: int | None = None,
-    reserve_tokens: int = PI_DEFAULT_RESERVE_TOKENS,
+    reserve_tokens: int | None = None,
     ax: Any = None,
     title: str | None = None,
 ) -> Any:
     """Context tokens per response (provider usage) along the active branch, against the window
     and Pi's threshold ``context_window - reserve_tokens``, with compaction, branch and
     model-change markers. Several sessions: one line each (markers without their text).
+    ``reserve_tokens`` defaults to the ``compaction.reserveTokens`` of the (first) session's own
+    directory (:func:`pi_nb.resources.settings.compaction_settings_for_session`).
 
     Returns the new Figure, or ``ax`` when given."""
     if context_window is not None and context_window <= 0:
         raise NotebookError(f"context_window must be positive, got {context_window}")
-    series = [_context_series_of(s.manager) for s in _sessions(source)]
+    sessions = list(_sessions(source))
+    series = [_context_series_of(s.manager) for s in sessions]
+    if reserve_tokens is None:
+        from pi_nb.resources.settings import compaction_settings_for_session
+
+        reserve_tokens = (
+            compaction_settings_for_session(
+                source if is_agent_session(source) else sessions[0].manager
+            ).reserve_tokens
+            if sessions
+            else PI_DEFAULT_RESERVE_TOKENS
+        )
     fig, axes = _figure(ax, (9, 4))
     several = len(series) > 1
     for data in series:

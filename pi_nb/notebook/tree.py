@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pi_nb._js import UNDEFINED, Undefined
-from pi_nb.errors import NotebookError
+from pi_nb.errors import InvalidMessageError, NotebookError
 from pi_nb.notebook._base import (
     FONT,
     SANS,
@@ -32,6 +32,7 @@ from pi_nb.notebook._base import (
     is_agent_session,
     kernel_has_comms,
     load_session,
+    markdown_html,
     run_sync,
     session_sources,
 )
@@ -104,7 +105,10 @@ def _tree_row_html(model: SessionTreeModel, row: TreeRow, *, show_tokens: bool) 
             ' <span style="color:#fff;background:#d97706;border-radius:3px;padding:0 4px">● leaf</span>'
         )
     if show_tokens:
-        est, tik = model.tokens(row.entry_id)
+        try:
+            est, tik = model.tokens(row.entry_id)
+        except InvalidMessageError:  # a message Pi opens but cannot count: the row still shows
+            est, tik = 0, 0
         if est or tik:
             parts.append(
                 f' <span title="Pi estimate {est} · tiktoken {tik} ({escape(model.encoding)})" '
@@ -415,13 +419,17 @@ class SessionTreeView(_WidgetView):
     def _detail_rows(self, sel: str) -> list[tuple[str, Any]]:
         entry = self.model.entry(sel)
         _title, _text, _kind, detail = self.model.display(entry)
-        est, tik = self.model.tokens(sel)
+        try:
+            est, tik = self.model.tokens(sel)
+            tokens = f"tiktoken {tik} ({self.model.encoding}) · Pi estimate {est}"
+        except InvalidMessageError as exc:  # a message Pi opens but cannot count
+            tokens = f"not countable: {exc}"
         rows: list[tuple[str, Any]] = [
             ("id", sel),
             ("parent", entry.get("parentId")),
             ("type", entry.get("type")),
             ("timestamp", entry.get("timestamp")),
-            ("tokens", f"tiktoken {tik} ({self.model.encoding}) · Pi estimate {est}"),
+            ("tokens", tokens),
         ]
         if detail:
             rows.append(("detail", detail))
@@ -634,9 +642,10 @@ class SessionTreeView(_WidgetView):
             self.detail_text.outputs = ()
             md = self.detail_markdown()
             if md is not None:
-                from IPython.display import Markdown
+                from IPython.display import HTML
 
-                self.detail_text.append_display_data(Markdown(md))
+                # rendered here, not by the front end: raw HTML escaped, remote images as links
+                self.detail_text.append_display_data(HTML(markdown_html(md)))
             self._sync_buttons(self.rows.value)
             if self.last_status:
                 color = "#dc2626" if self.last_error is not None else "#15803d"

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from pi_nb._fs import read_regular
 from pi_nb._js import js_utf8_encode
 from pi_nb.errors import NotebookError, TruncationError
 from pi_nb.messages import ToolCall, ToolResultMessage
@@ -256,8 +257,7 @@ def _cut_offsets(report: TruncationReport) -> tuple[int | None, int | None]:
 
 def _read_full_output(path: str) -> str | None:
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_regular(path, None)  # a path the session names: refused unless a regular file
     except OSError:
         return None
     return data.decode("utf-8", "replace")
@@ -275,8 +275,7 @@ def _read_tool_text(args: Mapping[str, Any], cwd: str) -> str | None:
     if not os.path.isabs(path):
         path = os.path.join(cwd, path)
     try:
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8", "replace")
+        text = read_regular(path, None).decode("utf-8", "replace")  # a path the model chose
     except OSError:
         return None
     lines = text.split("\n")

@@ -16,7 +16,6 @@ file holds everything. A turn that ends in an error fails its cell with
 
 from __future__ import annotations
 
-import functools
 import html
 import json
 import re
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from pi_nb.errors import AgentError
 from pi_nb.messages import AgentMessage, AssistantMessage, block_text
+from pi_nb.notebook._base import markdown_html
 from pi_nb.notebook._events import is_compaction_end, is_compaction_start, is_run_done
 from pi_nb.truncation import format_size
 
@@ -49,23 +49,10 @@ def _text_of(content: Any, kind: str = "text") -> str:
     return block_text(content, "", kind=kind)
 
 
-_CODE_STYLE = "background:#f8fafc;padding:6px;overflow:auto;max-height:400px"
-
-
-@functools.cache
-def _markdown_parser() -> Any:
-    """One parser for every render (a turn view re-renders on each streamed update)."""
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark", {"html": False}).enable("table")
-
-
 def _markdown_html(text: str) -> str:
-    """An assistant's answer as HTML, its Markdown rendered (CommonMark + tables, as Pi's TUI
-    renders it). Raw HTML in the text is escaped, never passed through: a model cannot inject
-    markup or scripts into the notebook."""
-    rendered = str(_markdown_parser().render(text))
-    return rendered.replace("<pre>", f'<pre style="{_CODE_STYLE}">')
+    """An assistant's answer as HTML (:func:`pi_nb.notebook._base.markdown_html`: raw HTML
+    escaped, remote images shown as links, nothing loads by itself)."""
+    return markdown_html(text)
 
 
 def _cap(text: str, limit: int) -> str:

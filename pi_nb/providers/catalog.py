@@ -313,9 +313,18 @@ def catalog_info() -> CatalogInfo:
     }
 
 
+def _agent_models() -> Mapping[str, tuple[ModelSpec, ...]]:
+    """The providers the agent dir's ``models.json`` adds or changes, with their models."""
+    from pi_nb.resources.models_json import agent_models
+
+    return agent_models()[1]
+
+
 def list_providers() -> list[str]:
-    """The catalog's providers, sorted (``amazon-bedrock`` ... ``zai-coding-cn``)."""
-    return sorted(_catalog().providers)
+    """The catalog's providers, sorted (``amazon-bedrock`` ... ``zai-coding-cn``), then the ones
+    the agent dir's ``models.json`` adds (in its order)."""
+    catalog = _catalog().providers
+    return sorted(catalog) + [p for p in _agent_models() if p not in catalog]
 
 
 def close_providers(provider: str, n: int = 5) -> list[str]:
@@ -350,23 +359,36 @@ def _unknown_provider(provider: str) -> UnknownModelError:
 
 
 def list_models(provider: str | None = None) -> list[ModelSpec]:
-    """Every catalog model (in pi-ai's order), or one provider's; an unknown provider is an error."""
+    """Every catalog model (in pi-ai's order), or one provider's; an unknown provider is an error.
+
+    The agent dir's ``models.json`` is applied as Pi applies it: its custom providers' models are
+    listed after the catalog's, and a built-in provider it changes lists its changed models."""
     catalog = _catalog()
+    custom = _agent_models()
     if provider is None:
-        return [spec for specs in catalog.providers.values() for spec in specs]
+        out = [spec for name, specs in catalog.providers.items() for spec in custom.get(name, specs)]
+        return out + [
+            spec for name, specs in custom.items() if name not in catalog.providers for spec in specs
+        ]
+    if provider in custom:
+        return list(custom[provider])
     if provider not in catalog.providers:
         raise _unknown_provider(provider)
     return list(catalog.providers[provider])
 
 
 def find_model(provider: str, model_id: str) -> ModelSpec | None:
-    """The catalog's model ``provider``/``model_id``, or ``None`` when it has no such model."""
+    """The model ``provider``/``model_id`` (the catalog's, as the agent dir's ``models.json``
+    leaves or changes it, or one models.json adds), or ``None`` when there is no such model."""
+    custom = _agent_models().get(provider)
+    if custom is not None:
+        return next((spec for spec in custom if spec.id == model_id), None)
     return _catalog().by_key.get((provider, model_id))
 
 
 def close_model_ids(provider: str, model_id: str, n: int = 5) -> list[str]:
     """Ids of ``provider`` that look like ``model_id`` (for "did you mean" messages)."""
-    ids = [s.id for s in _catalog().providers.get(provider, ())]
+    ids = [s.id for s in _agent_models().get(provider) or _catalog().providers.get(provider, ())]
     close = difflib.get_close_matches(model_id, ids, n=n, cutoff=0.5)
     prefix = [i for i in ids if i.startswith(model_id) and i not in close]
     return (close + prefix)[:n]

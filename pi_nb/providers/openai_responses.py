@@ -41,7 +41,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar, cast
 
-from pi_nb._js import js_stringify, js_truthy
+from pi_nb._js import js_json_parse_v8, js_stringify, js_truthy
 from pi_nb.errors import MissingDependencyError
 from pi_nb.messages import (
     AssistantContent,
@@ -290,7 +290,7 @@ def convert_responses_messages(
                 kind = block.get("type")
                 if kind == "thinking":
                     if block.get("thinkingSignature"):
-                        out.append(json.loads(block["thinkingSignature"]))
+                        out.append(js_json_parse_v8(block["thinkingSignature"]))
                 elif kind == "text":
                     parsed = _parse_text_signature(block.get("textSignature"))
                     fallback = (
@@ -982,7 +982,7 @@ class OpenAIResponsesProvider(RemoteModel):
                 block = reasoning_by_id.get(item.get("id"))
                 if block is None or not block.get("thinkingSignature"):
                     continue
-                stored = json.loads(block["thinkingSignature"])  # type: ignore[typeddict-item]
+                stored = js_json_parse_v8(block["thinkingSignature"])  # type: ignore[typeddict-item]
                 if stored.get("encrypted_content"):
                     continue
                 block_any: Any = block

@@ -8,6 +8,16 @@ of pi-ai 0.85.0's catalog.
   reads its key from the variable pi-ai uses for that provider (``GROQ_API_KEY``,
   ``OPENROUTER_API_KEY``...). A base URL with ``{PLACEHOLDERS}`` (Cloudflare's account and gateway)
   takes them from the environment variables of the same name.
+* The agent dir's ``models.json`` (``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``) applies as Pi
+  applies it (:mod:`pi_nb.resources.models_json`): its custom providers' models (Ollama, vLLM,
+  LM Studio, a proxy...) are ``"provider/model-id"`` specs like catalog ones, and its changes to a
+  built-in provider (``baseUrl``, ``compat``, added models, ``modelOverrides``) change that
+  provider's models. The model object carries pi-ai's model dict (``pi_ai_model()``); its key is
+  the ``apiKey`` models.json gives (``"$VAR"`` names the variable; a literal or ``"!command"`` is
+  resolved as Pi resolves it), and ``model.request_headers()`` gives the headers models.json adds
+  to each request. A models.json Pi would reject raises
+  :class:`~pi_nb.resources.models_json.ModelsJsonError` with Pi's message and the file's path for
+  the providers it concerns (a broken file only warns when a catalog model is asked for).
 * An id the catalog does not have, for a provider it has, needs ``context_window=`` (the window
   is not guessed); without it the error lists the provider's close ids.
 * ``"ollama/<model>"`` is an OpenAI-compatible server at ``$OLLAMA_BASE_URL`` (default
@@ -32,6 +42,8 @@ from __future__ import annotations
 import functools
 import os
 import re
+import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from pi_nb.errors import ProviderError
@@ -131,11 +143,17 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
         raise UnknownModelError(f"Unknown model {spec!r}: use 'provider/model-id'")
     api_override: str | None = overrides.pop("api", None)
     kwargs: dict[str, Any] = {}  # keyword arguments of the model class chosen below
+    custom = _models_json_entry(spec, provider, model_id)
     known = find_model(provider, model_id)
     env_base = os.environ.get(_BASE_URL_ENV[provider]) if provider in _BASE_URL_ENV else None
     compat_server = bool(env_base) and provider == "openai"
 
-    if provider in _LOCAL_DEFAULTS:
+    if custom is not None and known is None and provider not in list_models_json_catalog_providers():
+        raise UnknownModelError(
+            f"Unknown model {spec!r}: {provider} (from {custom[0].path}) has no model {model_id!r};"
+            f" its models: {', '.join(m['id'] for m in custom[0].models.get(provider, ())) or 'none'}"
+        )
+    if provider in _LOCAL_DEFAULTS and known is None:
         window, max_tokens = _LOCAL_DEFAULTS[provider]
         api = api_override or "openai-completions"
         kwargs.update(context_window=window, max_tokens=max_tokens, reasoning=False)
@@ -158,7 +176,9 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
             level_map = known.raw.get("thinkingLevelMap")
             if isinstance(level_map, dict):
                 kwargs["thinking_level_map"] = level_map
-            kwargs["supports_strict_mode"] = bool((known.raw.get("compat") or {}).get("supportsStrictMode"))
+            compat = known.raw.get("compat") or {}
+            if "supportsStrictMode" in compat:  # absent stays absent: pi-ai's model has no such key
+                kwargs["supports_strict_mode"] = bool(compat["supportsStrictMode"])
     elif provider in list_providers():
         if "context_window" not in overrides:
             close = close_model_ids(provider, model_id)
@@ -196,11 +216,97 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
     if kwargs.get("base_url") and "base_url" not in overrides:
         kwargs["base_url"] = _fill_placeholders(kwargs["base_url"].rstrip("/"), spec)
     key_env = provider_api_key_env(provider)
-    if key_env and "api_key_env" not in overrides:
-        # anthropic: pi-ai's ANTHROPIC_AUTH_TOKEN / OAUTH token are bearer sign-ins; pi_nb sends an API key
+    configured_key = _models_json_key_env(custom, provider) if custom is not None else None
+    if configured_key is not None and "api_key_env" not in overrides:
+        kwargs["api_key_env"] = configured_key
+    elif key_env and "api_key_env" not in overrides:
+        # anthropic: the provider reads pi-ai's chain from here (ANTHROPIC_AUTH_TOKEN as a bearer
+        # token, then ANTHROPIC_OAUTH_TOKEN, then this key; anthropic_provider.resolve_auth)
         kwargs["api_key_env"] = "ANTHROPIC_API_KEY" if provider == "anthropic" else key_env[0]
     kwargs.update(overrides)
-    return _construct(api, provider, model_id, kwargs)
+    model = _construct(api, provider, model_id, kwargs)
+    if custom is not None:
+        from pi_nb.resources.models_json import resolve_request_headers
+
+        loaded = custom[0]
+        key_name = getattr(model, "api_key_env", "") or ""
+
+        def request_headers() -> dict[str, str]:
+            """The headers models.json adds to a request of this model, resolved now as Pi resolves
+            them for each request (``!command`` run, ``$VAR`` read); Pi's error when one cannot be."""
+            return resolve_request_headers(loaded, provider, model_id, os.environ.get(key_name) or None) or {}
+
+        model.request_headers = request_headers  # type: ignore[attr-defined]
+    return model
+
+
+def default_model_spec_from_settings(settings: Any) -> str | None:
+    """``"defaultProvider/defaultModel"`` of Pi's settings (a
+    :class:`~pi_nb.resources.settings.SettingsManager`) when that model exists and its key is set
+    (Pi starts a new session on it only when the provider's auth is configured), else ``None``."""
+    spec: str | None = settings.get_default_model_spec()
+    if spec is None:
+        return None
+    try:
+        model = get_model(spec)
+    except (ProviderError, ValueError):
+        return None
+    key_env = getattr(model, "api_key_env", "")
+    if key_env and not os.environ.get(key_env):
+        return None
+    return spec
+
+
+def list_models_json_catalog_providers() -> list[str]:
+    """Providers of pi-ai's own catalog (without the agent dir's models.json ones)."""
+    from pi_nb.providers.catalog import _catalog
+
+    return list(_catalog().providers)
+
+
+def _models_json_entry(spec: str, provider: str, model_id: str) -> tuple[Any, Mapping[str, Any]] | None:
+    """The agent dir's models.json and its entry for ``provider`` (``None`` when it has none);
+    raises :class:`~pi_nb.resources.models_json.ModelsJsonError` when the file, that entry or that
+    model cannot be used, and warns when a broken file leaves a catalog provider as it is."""
+    from pi_nb.resources.models_json import ModelsJsonError, load_models_json, refused_model
+
+    loaded = load_models_json()
+    if loaded.config_error is not None:
+        if provider not in list_models_json_catalog_providers():
+            raise ModelsJsonError(
+                f"{spec}: models.json is not usable, so {provider!r} is unknown.\n{loaded.config_error}"
+            )
+        warnings.warn(f"models.json is ignored: {loaded.config_error}", stacklevel=3)
+        return None
+    problem = loaded.provider_error(provider)
+    if problem is not None:
+        raise ModelsJsonError(f"{spec}: {problem}")
+    config = loaded.providers.get(provider)
+    if config is None:
+        return None
+    refused = refused_model(loaded, provider, model_id)
+    if refused is not None:
+        raise ModelsJsonError(f"{spec}: {refused} (from {loaded.path})")
+    return loaded, config
+
+
+def _models_json_key_env(custom: tuple[Any, Mapping[str, Any]], provider: str) -> str | None:
+    """The environment variable holding the provider's key as models.json's ``apiKey`` gives it:
+    ``"$NAME"``/``"${NAME}"`` is that variable; a literal, a ``!command`` or a template is resolved
+    now (as Pi resolves it) into ``PI_NB_MODELS_JSON_KEY_<PROVIDER>``, a variable of this process
+    only, registered as a secret. ``None`` when models.json gives no key."""
+    from pi_nb.resources.models_json import resolve_config_value_or_raise
+
+    raw = custom[1].get("apiKey")
+    if not isinstance(raw, str):
+        return None
+    whole = re.fullmatch(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))", raw)
+    if whole:
+        return whole.group(1) or whole.group(2)
+    value = resolve_config_value_or_raise(raw, f'API key for provider "{provider}"')
+    name = "PI_NB_MODELS_JSON_KEY_" + re.sub(r"[^A-Za-z0-9]", "_", provider).upper()
+    os.environ[name] = value
+    return name
 
 
 def _construct(api: str, provider: str, model_id: str, kwargs: dict[str, Any]) -> Model:

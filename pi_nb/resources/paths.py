@@ -38,6 +38,7 @@ from urllib.parse import unquote, urlsplit
 
 import filelock
 
+from pi_nb._fs import MAX_RESOURCE_BYTES, read_regular
 from pi_nb._js import js_homedir, js_json_parse, js_trim
 from pi_nb._js import js_sort_key as _js_sort_key
 from pi_nb.errors import ResourceError
@@ -67,11 +68,13 @@ def strip_bom(content: str) -> str:
 def read_text_js(path: str) -> str:
     """``readFileSync(path, "utf-8")``: UTF-8 with invalid bytes replaced by U+FFFD, BOM kept.
 
-    Raises :class:`OSError` like Node raises its fs errors.
+    Raises :class:`OSError` like Node raises its fs errors. Unlike Node, a path that is not a
+    regular file (a FIFO would hang, ``/dev/zero`` never ends) raises
+    :class:`~pi_nb._fs.SpecialFileError`, and a file of more than
+    :data:`~pi_nb._fs.MAX_RESOURCE_BYTES` raises :class:`~pi_nb._fs.FileTooLargeError`, both
+    :class:`OSError` naming the file (:func:`pi_nb._fs.read_regular`).
     """
-    with open(path, "rb") as f:
-        data = f.read()
-    return data.decode("utf-8", errors="replace")
+    return read_regular(path, MAX_RESOURCE_BYTES).decode("utf-8", errors="replace")
 
 
 def _posix_fixup(p: str) -> str:
@@ -218,6 +221,28 @@ def js_sorted_keys(keys: Any) -> list[str]:
 
 
 json_parse = js_json_parse
+
+#: How deep a settings or trust file's JSON may nest: far beyond any real one, shallow enough for
+#: every recursive step after the parse (copies, merges) to stay inside Python's recursion limit.
+MAX_JSON_DEPTH = 100
+
+
+def json_depth_over(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether parsed JSON nests objects or arrays more than ``limit`` levels deep (walked
+    without recursion, stopping at the first value past the limit)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
 
 
 def write_file_atomic(path: str, text: str) -> None:

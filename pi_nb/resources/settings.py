@@ -20,6 +20,10 @@
   file and ``os.replace``; a persistence failure is recorded for :meth:`drain_errors` (Pi's
   asynchronous write queue records it the same way).
 
+:func:`settings_for_session` gives the settings a session ran under (its header's ``cwd`` as the
+project), and :func:`compaction_settings_for_session` their compaction values: what every view
+over a session file draws its threshold with.
+
 Only the settings pi_nb uses have getters (compaction, branch summary, retry, project trust,
 images, resource path lists, a few defaults); :meth:`SettingsManager.get` reads any other key of
 the merged settings.
@@ -33,11 +37,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypeAlias, TypedDict
 
+from pi_nb._fs import FileTooLargeError, SpecialFileError
 from pi_nb._js import js_stringify_pretty
 from pi_nb.errors import ProjectNotTrustedError, SettingsFileError
 from pi_nb.resources.paths import (
     CONFIG_DIR_NAME,
+    MAX_JSON_DEPTH,
     LockContendedError,
+    json_depth_over,
     json_parse,
     node_join,
     normalize_path,
@@ -60,6 +67,9 @@ __all__ = [
     "SettingsManager",
     "SettingsScope",
     "SettingsStorage",
+    "compaction_settings_for_session",
+    "session_cwd",
+    "settings_for_session",
 ]
 
 SettingsScope: TypeAlias = Literal["global", "project"]
@@ -115,12 +125,18 @@ def migrate_settings(settings: Settings) -> Settings:
 
 
 def _parse_settings(content: str, where: str) -> Settings:
+    from pi_nb._js import js_json_parse_v8
+
     try:
-        parsed = json_parse(strip_bom(content))
-    except ValueError as error:
+        parsed = js_json_parse_v8(strip_bom(content))
+    except ValueError as error:  # V8's words, as Pi records them
         raise SettingsFileError(f"Invalid JSON in {where}: {error}") from error
+    except RecursionError as error:  # JavaScript parses any depth; Python's parser recurses
+        raise SettingsFileError(f"Invalid JSON in {where}: nested too deeply to read") from error
     if not isinstance(parsed, dict):
         raise SettingsFileError(f"Invalid settings in {where}: expected an object")
+    if json_depth_over(parsed):
+        raise SettingsFileError(f"Invalid settings in {where}: nested more than {MAX_JSON_DEPTH} levels deep")
     return migrate_settings(parsed)
 
 
@@ -162,6 +178,8 @@ class FileSettingsStorage:
             with pi_file_lock(lock_path):
                 write_file_atomic(path, next_text)
         except LockContendedError as error:
+            raise SettingsFileError(str(error)) from error
+        except (SpecialFileError, FileTooLargeError) as error:  # these name the file already
             raise SettingsFileError(str(error)) from error
         except OSError as error:
             raise SettingsFileError(f"{path}: {error}") from error
@@ -633,6 +651,29 @@ class SettingsManager:
 
         return validate_thinking_level(value, "settings defaultThinkingLevel")
 
+    def get_model_thinking_level(self, provider: str, model_id: str) -> str | None:
+        """``modelThinkingLevels["provider/id"]``: the level Pi remembers for one model (``None``
+        when unset); a value outside Pi's levels raises :class:`~pi_nb.errors.InvalidValueError`."""
+        levels = self._settings.get("modelThinkingLevels")
+        value = levels.get(f"{provider}/{model_id}") if isinstance(levels, dict) else None
+        if value is None:
+            return None
+        from pi_nb.providers.base import validate_thinking_level
+
+        return validate_thinking_level(value, f'settings modelThinkingLevels["{provider}/{model_id}"]')
+
+    def get_all_model_thinking_levels(self) -> dict[str, str]:
+        levels = self._settings.get("modelThinkingLevels")
+        return dict(levels) if isinstance(levels, dict) else {}
+
+    def get_default_model_spec(self) -> str | None:
+        """``"defaultProvider/defaultModel"`` when both are set (what Pi starts a new session on
+        when no model is chosen), else ``None``."""
+        provider, model_id = self.get_default_provider(), self.get_default_model()
+        if isinstance(provider, str) and provider and isinstance(model_id, str) and model_id:
+            return f"{provider}/{model_id}"
+        return None
+
     def set_default_thinking_level(self, level: str) -> None:
         from pi_nb.providers.base import validate_thinking_level
 
@@ -666,3 +707,94 @@ def _nested(settings: Mapping[str, Any], section: str, key: str, default: Any) -
         return default
     got = value.get(key)
     return default if got is None else got
+
+
+# --- the settings a session ran under
+
+
+def _read_session_header(path: str) -> Mapping[str, Any] | None:
+    """The header (first line) of a session file, ``None`` when it has none (all file reading of
+    session headers for settings is here)."""
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            first = handle.readline(1 << 20)
+    except OSError:
+        return None
+    try:
+        header = json_parse(strip_bom(first))
+    except ValueError:
+        return None
+    return header if isinstance(header, dict) and header.get("type") == "session" else None
+
+
+def session_cwd(source: Any) -> str | None:
+    """The working directory a session ran in: its header's ``cwd``. ``source`` is a session file
+    path, a header mapping, a session manager (``get_cwd()``) or an ``AgentSession``."""
+    if isinstance(source, Mapping):
+        cwd = source.get("cwd")
+        return cwd if isinstance(cwd, str) and cwd else None
+    if isinstance(source, (str, os.PathLike)):
+        header = _read_session_header(os.fspath(source))
+        return session_cwd(header) if header is not None else None
+    get_header = getattr(source, "get_header", None)
+    header = get_header() if callable(get_header) else None
+    if isinstance(header, Mapping):
+        return session_cwd(header)
+    get_cwd = getattr(source, "get_cwd", None)
+    if callable(get_cwd):
+        cwd = get_cwd()
+        return cwd if isinstance(cwd, str) and cwd else None
+    manager = getattr(source, "session_manager", None)
+    return session_cwd(manager) if manager is not None else None
+
+
+def settings_for_session(source: Any, agent_dir: str | None = None) -> SettingsManager:
+    """The settings a session runs under: the agent dir's ``settings.json`` with the project's
+    ``.pi/settings.json`` of the session's own directory (its header's ``cwd``) over it.
+
+    ``source`` is a session file path, a header, a session manager or an ``AgentSession`` (whose
+    own settings are returned). The project's settings count unless the project is known to be
+    untrusted (a saved "no", or ``defaultProjectTrust: "never"``): a view reads them as the
+    numbers Pi would have used when it was trusted, and reading numbers runs nothing. A session
+    without a readable ``cwd`` gets the global settings alone.
+    """
+    own = getattr(source, "settings", None)
+    if isinstance(own, SettingsManager):
+        return own
+    if agent_dir is None:
+        from pi_nb.session.paths import get_agent_dir
+
+        agent_dir = get_agent_dir()
+    cwd = session_cwd(source)
+    if cwd is None:
+        return SettingsManager.create(os.getcwd(), agent_dir, project_trusted=False)
+    return SettingsManager.create(cwd, agent_dir, project_trusted=_view_trust(cwd, agent_dir))
+
+
+def _view_trust(cwd: str, agent_dir: str) -> bool:
+    from pi_nb.resources.trust import ProjectTrustStore, decide_project_trust
+
+    global_only = SettingsManager.create(cwd, agent_dir, project_trusted=False)
+    try:
+        decision = decide_project_trust(
+            cwd,
+            ProjectTrustStore(agent_dir),
+            default_project_trust=global_only.get_default_project_trust(),
+        )
+    except Exception:  # a broken trust store leaves the project settings readable for a view
+        return True
+    return decision if isinstance(decision, bool) else True
+
+
+def compaction_settings_for_session(source: Any, agent_dir: str | None = None) -> CompactionSettings:
+    """:meth:`SettingsManager.get_compaction_settings` of :func:`settings_for_session`: the
+    reserve, keep-recent and enabled values Pi compacts a session with. A settings value Pi would
+    refuse falls back to Pi's defaults (a view must still draw)."""
+    from pi_nb.compaction.settings import CompactionSettings
+    from pi_nb.errors import CompactionError
+
+    try:
+        return settings_for_session(source, agent_dir).get_compaction_settings()
+    except (CompactionError, ValueError, TypeError):
+        return CompactionSettings()

@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, TypeGuard
 
-from pi_nb._fs import file_kind
+from pi_nb._fs import file_kind, open_regular
 from pi_nb._js import JS_JSON_DECODER, js_json_parse, js_stringify, js_utf8_encode
 from pi_nb._js import JS_WHITESPACE as _JS_WS
 from pi_nb._js import js_trim as _js_trim
@@ -223,31 +223,25 @@ def check_regular_file(path: str, st: os.stat_result | None = None) -> None:
         )
 
 
+def _session_refusal(path: str, kind: str) -> SessionFileTypeError:
+    via = ""
+    if os.path.islink(path):
+        via = f" (a symlink to {os.path.realpath(path)})"
+    return SessionFileTypeError(
+        f"Session path is {kind}, not a regular file: {path}{via}; refusing to read or replace it",
+        path,
+        kind,
+    )
+
+
 def open_session_for_read(path: str) -> Any:
     """Open a session file for reading in binary mode, refusing anything that is not a regular file.
 
-    The type is checked before opening (a socket cannot be opened, a FIFO would block) and again on
-    the open descriptor (the path may have been swapped in between). ``O_NONBLOCK`` keeps the open
-    itself from waiting for a FIFO's writer. Raises FileNotFoundError for a missing path.
+    :func:`pi_nb._fs.open_regular` (the kind checked on the path and again on the open descriptor,
+    a non-blocking open) with :class:`~pi_nb.errors.SessionFileTypeError` as the refusal. Raises
+    FileNotFoundError for a missing path, OSError (``ELOOP``) for a link that loops.
     """
-    check_regular_file(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:  # a socket (or a FIFO with O_WRONLY): not a file
-            raise SessionFileTypeError(
-                f"Session path is a socket, not a regular file: {path}", path, "a socket"
-            ) from None
-        raise
-    try:
-        check_regular_file(path, os.fstat(fd))
-        if _fcntl is not None:
-            _fcntl.fcntl(fd, _fcntl.F_SETFL, _fcntl.fcntl(fd, _fcntl.F_GETFL) & ~os.O_NONBLOCK)
-    except BaseException:
-        os.close(fd)
-        raise
-    return os.fdopen(fd, "rb")
+    return open_regular(path, refuse=_session_refusal)
 
 
 def read_session_file(path: str | os.PathLike[str]) -> SessionFileContents:

@@ -1111,7 +1111,10 @@ class SessionManager:
         """
         if not isinstance(name, str):
             raise InvalidEntryError(f"session name must be a string, got {type(name).__name__}")
-        sanitized = _js_trim(_NEWLINES.sub(" ", name))
+        from pi_nb.redaction import redact
+
+        # a name is shown in listings and stored: a key typed into it is redacted (pi_nb.redaction)
+        sanitized = redact(_js_trim(_NEWLINES.sub(" ", name)))
         entry = self._base("session_info")
         entry["name"] = sanitized
         return self._append_built(entry)
@@ -1162,6 +1165,10 @@ class SessionManager:
         if target_id not in self._by_id:
             raise EntryNotFoundError(f"Entry {target_id} not found")
         label = _omit_none(label)
+        if isinstance(label, str):
+            from pi_nb.redaction import redact
+
+            label = redact(label)  # stored and shown: a key typed into a label is redacted
         entry = self._base("label")
         entry["targetId"] = target_id
         _put(entry, "label", label)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NotRequired, TypedDict, cast
 
+from pi_nb._fs import lines_upto
 from pi_nb._js import js_number_to_string
 from pi_nb.errors import SessionFileTypeError
 from pi_nb.messages import AssistantMessage, UserMessage, js_date_ms
@@ -273,7 +274,8 @@ def _session_info(path: str, f: Any) -> SessionInfo | None:
         all_messages: list[str] = []
         name: str | None = None
         last_activity: float | None = None
-        for raw in f:
+        # up to the size at the open: a file still being written is listed as it was
+        for raw in lines_upto(f, st.st_size):
             for line_bytes in _split_lines(raw):
                 line = _decode_line(line_bytes)
                 if _js_blank(line):

@@ -15,9 +15,11 @@ writing to it.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from typing import Any, cast
 
+from pi_nb._fs import file_kind, open_regular
 from pi_nb._js import js_truthy
 from pi_nb.errors import NotebookError
 from pi_nb.session.context import build_context_entries, get_branch_entries
@@ -27,6 +29,10 @@ from pi_nb.session.types import SessionEntry, SessionHeader
 __all__ = ["SessionTail"]
 
 _PROBE = 256  # bytes compared to notice that the file was replaced by another one
+
+
+def _refusal(path: str, kind: str) -> NotebookError:
+    return NotebookError(f"{path} is {kind}, not a session file: not read")
 
 
 class SessionTail:
@@ -41,8 +47,13 @@ class SessionTail:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        if os.path.isdir(self.path):
-            raise NotebookError(f"{self.path} is a directory, not a session file")
+        try:
+            mode = os.stat(self.path).st_mode
+        except FileNotFoundError:  # the writer may not have created it yet
+            pass
+        else:
+            if not stat.S_ISREG(mode):
+                raise _refusal(self.path, file_kind(mode))
         self._lock = threading.RLock()
         self.bytes_read = 0
         self.resets = 0
@@ -72,11 +83,11 @@ class SessionTail:
         """
         with self._lock:
             try:
-                f = open(self.path, "rb")
+                # the kind check of every reader: a FIFO swapped in for the file would block
+                # this read (and the thread waiting for the lock) forever
+                f = open_regular(self.path, refuse=_refusal)
             except FileNotFoundError:
                 return []
-            except IsADirectoryError:
-                raise NotebookError(f"{self.path} is a directory, not a session file") from None
             with f:
                 st = os.fstat(f.fileno())
                 inode = (st.st_dev, st.st_ino)

@@ -19,6 +19,18 @@ file as a small Python process (``python -I -S _supervisor.py STATUS_FD SHELL AR
   subreaper or PID 1). End of file on stdin without ``q`` means the tool's process went away: kill
   everything, as for ``k``.
 
+With ``--sandbox`` (the first argument) the command cannot see the kernel's process: before
+forking, the supervisor moves into a new *user* namespace (its uid and gid mapped to themselves,
+so files keep their owners) and makes the next child the first process of a new *PID* namespace.
+That child (the namespace's ``init``) takes a private mount namespace, mounts a fresh ``/proc`` of
+the new PID namespace, forks the shell and reaps every orphan; it reports the shell's start and
+exit through a pipe, and stays as long as a background process of the command lives. Inside,
+``/proc`` only lists the command's own processes: ``/proc/<kernel pid>/environ`` does not exist and
+``/proc/$PPID`` is that ``init``, whose environment is the command's own. The network, the file
+system and the uid are unchanged. ``--probe`` checks that all of this works here (exit code 0) and
+is run once by the tool before it uses the sandbox. The supervisor itself stays in the outer PID
+namespace, so the pids it reports and kills are the tool's.
+
 It names itself ``pi-nb-bash`` (so ``pkill python`` does not match it) and ignores SIGINT, SIGTERM
 and SIGHUP: only the tool decides when the command's processes die. A command can still
 ``SIGKILL`` it (``kill -9 $PPID``); the tool then waits for the shell as Pi does and says so.
@@ -40,10 +52,21 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
 PR_SET_NAME = 15
 PR_SET_CHILD_SUBREAPER = 36
 KILL_ROUNDS_DEADLINE_S = 1.5
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
 
 
 def _stat(pid: str) -> tuple[int, str] | None:
@@ -167,6 +190,73 @@ def kill_tree(
     return len(killed)
 
 
+def children_of(pid: int) -> list[int]:
+    """The direct children of ``pid`` (``/proc/{pid}/task/{pid}/children``, else a walk of ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+            return [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        pass
+    out = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if name.isdigit():
+            info = _stat(name)
+            if info is not None and info[0] == pid:
+                out.append(int(name))
+    return out
+
+
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _errno() -> int:
+    import ctypes
+
+    return ctypes.get_errno()
+
+
+def enter_user_and_pid_namespaces(libc: Any) -> str | None:
+    """unshare(user + PID) with the uid and gid mapped to themselves; the reason when it fails."""
+    uid, gid = os.geteuid(), os.getegid()
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0:
+        return f"unshare: {os.strerror(_errno())}"
+    try:
+        with open("/proc/self/setgroups", "w") as f:
+            f.write("deny")
+        with open("/proc/self/uid_map", "w") as f:
+            f.write(f"{uid} {uid} 1")
+        with open("/proc/self/gid_map", "w") as f:
+            f.write(f"{gid} {gid} 1")
+    except OSError as exc:
+        return f"id maps: {exc.strerror}"
+    return None
+
+
+def mount_private_proc(libc: Any) -> str | None:
+    """In the namespace's first process: a private mount namespace with its own ``/proc``."""
+    if libc.unshare(CLONE_NEWNS) != 0:
+        return f"unshare mount: {os.strerror(_errno())}"
+    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return f"mount private: {os.strerror(_errno())}"
+    if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
+        return f"mount proc: {os.strerror(_errno())}"
+    # no capability survives into the command (not even for uid 0): it cannot unmount this /proc
+    # to find the outer one beneath, nor mount anything else; a nested namespace it makes copies
+    # these mounts locked
+    for cap in range(64):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return f"no_new_privs: {os.strerror(_errno())}"
+    return None
+
+
 def _exit_code(status: int) -> int:
     if os.WIFSIGNALED(status):
         return -os.WTERMSIG(status)
@@ -175,7 +265,82 @@ def _exit_code(status: int) -> int:
     return -1
 
 
+def _probe() -> int:  # pragma: no cover - runs in a probe process
+    """Exit 0 when the sandbox works here: namespaces, the id maps, a private ``/proc``."""
+    try:
+        libc = _libc()
+    except OSError:
+        return 2
+    if enter_user_and_pid_namespaces(libc) is not None:
+        return 3
+    pid = os.fork()
+    if pid == 0:
+        ok = mount_private_proc(libc) is None and os.getpid() == 1 and os.listdir("/proc").count("1") == 1
+        ok = ok and not any(n.isdigit() and n not in ("1",) for n in os.listdir("/proc"))
+        os._exit(0 if ok else 4)
+    _, status = os.waitpid(pid, 0)
+    return _exit_code(status)
+
+
+def _init(libc: Any, status_fd: int, command: list[str], report_w: int) -> None:  # pragma: no cover
+    """The first process of the command's PID namespace (see the module docstring); never returns."""
+
+    def say(line: str) -> None:
+        try:
+            os.write(report_w, (line + "\n").encode())
+        except OSError:
+            pass
+
+    try:
+        os.close(status_fd)
+        problem = mount_private_proc(libc)
+        if problem is not None:
+            say(f"F {errno_of(problem)}")
+            os._exit(127)
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        shell = os.fork()
+        if shell == 0:
+            try:
+                os.setsid()  # report_w is close-on-exec: it stays open only to report a failed exec
+                for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                    signal.signal(sig, signal.SIG_DFL)
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                os.execvp(command[0], command)
+            except OSError as exc:
+                say(f"F {exc.errno or 0}")
+            os._exit(127)
+        # init lets go of the command's pipes and of the supervisor's stdin
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        say("S")
+        while True:
+            try:
+                pid, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                break
+            except InterruptedError:
+                continue
+            if pid == shell:
+                say(f"X {_exit_code(status)}")
+    finally:
+        os._exit(0)
+
+
+def errno_of(problem: str) -> int:
+    import errno
+
+    return errno.EPERM if "ermission" in problem else errno.EINVAL
+
+
 def main(argv: list[str]) -> int:  # pragma: no cover - runs in the supervisor process
+    if argv[1:2] == ["--probe"]:
+        return _probe()
+    sandbox = argv[1:2] == ["--sandbox"]
+    if sandbox:
+        argv = argv[:1] + argv[2:]
     status_fd = int(argv[1])
     command = argv[2:]
     os.set_inheritable(status_fd, False)
@@ -206,6 +371,9 @@ def main(argv: list[str]) -> int:  # pragma: no cover - runs in the supervisor p
     signal.signal(signal.SIGCHLD, lambda *_: None)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)  # only the tool decides when its processes die
+
+    if sandbox:
+        return _sandboxed(status_fd, command, report, pipes, wake_r)
 
     pid = os.fork()
     if pid == 0:
@@ -247,6 +415,86 @@ def main(argv: list[str]) -> int:  # pragma: no cover - runs in the supervisor p
                 os.read(wake_r, 4096)
             except OSError:
                 pass
+        if 0 not in ready:
+            continue
+        try:
+            data = os.read(0, 64)
+        except InterruptedError:
+            continue
+        except OSError:
+            data = b""
+        if b"q" in data:
+            return 0
+        if b"h" in data:
+            n = kill_tree(os.getpid(), only_holding=pipes, reap=reap)
+            report(f"H {n}")
+        if b"k" in data or not data:
+            kill_tree(os.getpid(), reap=reap)
+            return 0
+
+
+def _sandboxed(  # pragma: no cover - runs in the supervisor process
+    status_fd: int, command: list[str], report: Callable[[str], None], pipes: frozenset[str], wake_r: int
+) -> int:
+    """:func:`main` with the command in its own namespaces; the same reports and commands."""
+    libc = _libc()
+    problem = enter_user_and_pid_namespaces(libc)
+    if problem is not None:
+        report(f"F {errno_of(problem)}")
+        return 127
+    init_r, init_w = os.pipe()
+    init = os.fork()
+    if init == 0:
+        os.close(init_r)
+        _init(libc, status_fd, command, init_w)
+    os.close(init_w)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    shell_done = False
+    init_done = False
+    buf = b""
+
+    def reap() -> None:
+        nonlocal shell_done, init_done
+        for child, status in _reap_all():
+            if child == init:
+                init_done = True
+                if not shell_done:  # init ended without a word (cannot happen but by a kill)
+                    shell_done = True
+                    report(f"X {_exit_code(status)}")
+
+    readers = [0, wake_r, init_r]
+    while True:
+        reap()
+        try:
+            ready, _, _ = select.select(readers, [], [], 1.0)
+        except InterruptedError:
+            continue
+        if wake_r in ready:
+            try:
+                os.read(wake_r, 4096)
+            except OSError:
+                pass
+        if init_r in ready:
+            try:
+                data = os.read(init_r, 4096)
+            except OSError:
+                data = b""
+            if not data:
+                readers.remove(init_r)
+            buf += data
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                kind, _, value = line.decode("ascii", "replace").partition(" ")
+                if kind == "S":
+                    kids = children_of(init)
+                    report(f"P {kids[0] if kids else init}")
+                elif kind == "F":
+                    report(f"F {value}")
+                elif kind == "X" and not shell_done:
+                    shell_done = True
+                    report(f"X {value}")
         if 0 not in ready:
             continue
         try:

@@ -45,6 +45,19 @@ by gigabytes. pi_nb keeps Pi's rules and closes both holes:
 * Every full-output file is recorded per session (:func:`~pi_nb.tools.base.cleanup_tool_temp_files`
   removes a closed session's files) and per tool (:meth:`BashTool.cleanup_temp_files`).
 
+Sandbox (Linux). A key that lives only in the kernel's environment is readable by any process
+that can see the kernel's ``/proc/<pid>/environ`` (or its memory), and redaction by value cannot
+catch ``base64`` or ``rev`` of it. So where the machine allows it (:func:`sandbox_available`: user
+namespaces, checked once by a probe) the supervisor runs the command in new user, PID and mount
+namespaces with a ``/proc`` of its own and no capabilities (see :mod:`pi_nb.tools._supervisor`):
+the command sees only its own processes; its uid, the file system, the cwd and temp dirs, and the
+network are as before. Where no sandbox is available (macOS, user namespaces disabled, or
+``sandbox=False`` / ``PI_NB_BASH_SANDBOX=0``), a :class:`BashSandboxWarning` says so once per tool (that is, per session) and
+commands run as in Pi. Tool output texts are Pi's either way. In the sandbox setuid programs gain
+nothing (``sudo``; ``no_new_privs``), other users' files appear owned by ``nobody`` and ``ps`` /
+``kill`` reach only the command's own processes; the file system and the network stay open, so
+files a command reads (``auth.json``, ``.env``) are protected only by redaction by value.
+
 Updates (``on_update``) are sent at most every 100 ms.
 
 Environment: the caller's environment with ``PI_SESSION_ID``, ``PI_SESSION_FILE``,
@@ -73,6 +86,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -103,6 +117,7 @@ __all__ = [
     "EXIT_DRAIN_LIMIT_S",
     "BashExecReport",
     "BashOperations",
+    "BashSandboxWarning",
     "BashSpawnContext",
     "BashTool",
     "LocalBashOperations",
@@ -111,6 +126,8 @@ __all__ = [
     "get_shell_env",
     "kill_process_tree",
     "resolve_timeout",
+    "sandbox_available",
+    "sandbox_status",
     "supervisor_available",
 ]
 
@@ -272,12 +289,65 @@ def supervisor_available() -> bool:
     )
 
 
+class BashSandboxWarning(UserWarning):
+    """Commands run without the sandbox here: they can read the kernel's environment and memory."""
+
+
+_sandbox_probe: tuple[bool, str] | None = None
+_sandbox_lock = threading.Lock()
+
+
+def _probe_sandbox() -> tuple[bool, str]:
+    global _sandbox_probe
+    with _sandbox_lock:
+        if _sandbox_probe is None:
+            if not supervisor_available():
+                _sandbox_probe = (False, f"no process supervisor on {sys.platform}")
+            else:
+                try:
+                    code = subprocess.run(
+                        [sys.executable, "-I", "-S", SUPERVISOR_PATH, "--probe"],
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        timeout=10,
+                        check=False,
+                    ).returncode
+                except (OSError, subprocess.SubprocessError) as exc:
+                    _sandbox_probe = (False, f"the probe failed: {exc}")
+                else:
+                    reasons = {
+                        2: "no libc",
+                        3: "user namespaces are not allowed",
+                        4: "a private /proc cannot be mounted",
+                    }
+                    _sandbox_probe = (
+                        (True, "user + PID + mount namespaces, private /proc, no capabilities")
+                        if code == 0
+                        else (False, reasons.get(code, f"the probe exited with {code}"))
+                    )
+        return _sandbox_probe
+
+
+def sandbox_available() -> bool:
+    """Whether commands can run in the sandbox here (probed once per process; see the module docstring)."""
+    return _probe_sandbox()[0]
+
+
+def sandbox_status() -> str:
+    """What the sandbox is here, or why there is none (one line)."""
+    ok, why = _probe_sandbox()
+    return f"sandboxed: {why}" if ok else f"not sandboxed: {why}"
+
+
 class LocalBashOperations:
     """Runs commands locally (Pi's ``createLocalBashOperations``), under the supervisor on Linux.
 
     ``exit_drain_limit``: how long output is still read after the shell exited (see the module
     docstring). ``supervise``: run under the subreaper supervisor (default: where available);
-    ``False`` gives Pi's plain process-group handling.
+    ``False`` gives Pi's plain process-group handling. ``sandbox``: run the command where it cannot
+    see the kernel's processes (default: where available, see :func:`sandbox_available`; needs the
+    supervisor). Without it a :class:`BashSandboxWarning` is given once, at the first command.
     """
 
     def __init__(
@@ -287,6 +357,7 @@ class LocalBashOperations:
         *,
         exit_drain_limit: float = EXIT_DRAIN_LIMIT_S,
         supervise: bool | None = None,
+        sandbox: bool | None = None,
     ) -> None:
         if (
             isinstance(exit_drain_limit, bool)
@@ -302,6 +373,37 @@ class LocalBashOperations:
         self.exit_drain_limit = float(exit_drain_limit)
         self.supervise = (
             supervisor_available() if supervise is None else bool(supervise and supervisor_available())
+        )
+        self._sandbox_wanted = sandbox
+        self._sandbox: bool | None = None
+        self._warned = False
+
+    @property
+    def sandbox(self) -> bool:
+        """Whether this runner's commands run in the sandbox (decided at the first use)."""
+        if self._sandbox is None:
+            if self._sandbox_wanted is None and os.environ.get("PI_NB_BASH_SANDBOX") == "0":
+                self._sandbox_wanted = False
+            self._sandbox = bool(self.supervise and self._sandbox_wanted is not False and sandbox_available())
+        return self._sandbox
+
+    def _warn_unsandboxed(self) -> None:
+        if self._warned:
+            return
+        self._warned = True
+        if self._sandbox_wanted is False:
+            why = "turned off: sandbox=False or PI_NB_BASH_SANDBOX=0"
+        elif not self.supervise:
+            why = "it needs the process supervisor, which is off"
+        else:
+            why = sandbox_status().split(": ", 1)[1]
+        warnings.warn(
+            BashSandboxWarning(
+                f"bash commands run without a sandbox ({why}): a command can read this process's "
+                "environment and memory through /proc, so keys kept only in the environment are "
+                "not protected from it"
+            ),
+            stacklevel=4,
         )
 
     async def exec(
@@ -340,13 +442,24 @@ class LocalBashOperations:
             )
         argv = [shell, *shell_args, command]
         full_env = dict(env) if env is not None else get_shell_env()
+        sandboxed = self.sandbox
+        if not sandboxed:
+            self._warn_unsandboxed()
         status_r: int | None = None
         try:
             if self.supervise:
                 status_r, status_w = os.pipe()
                 try:
                     proc = subprocess.Popen(
-                        [sys.executable, "-I", "-S", SUPERVISOR_PATH, str(status_w), *argv],
+                        [
+                            sys.executable,
+                            "-I",
+                            "-S",
+                            SUPERVISOR_PATH,
+                            *(["--sandbox"] if sandboxed else []),
+                            str(status_w),
+                            *argv,
+                        ],
                         cwd=cwd,
                         env=full_env,
                         stdin=subprocess.PIPE,
@@ -772,6 +885,7 @@ class BashTool(AgentTool):
         tmpdir: str | None = None,
         full_output_max_bytes: int = DEFAULT_FULL_OUTPUT_MAX_BYTES,
         exit_drain_limit: float = EXIT_DRAIN_LIMIT_S,
+        sandbox: bool | None = None,
     ) -> None:
         if (
             isinstance(full_output_max_bytes, bool)
@@ -792,7 +906,7 @@ class BashTool(AgentTool):
         self.expose_session_environment = expose_session_environment
         self.spawn_hook = spawn_hook
         self.operations: BashOperations = operations or LocalBashOperations(
-            shell_path, exit_drain_limit=exit_drain_limit
+            shell_path, exit_drain_limit=exit_drain_limit, sandbox=sandbox
         )
         self.tmpdir = tmpdir
         self.full_output_max_bytes = full_output_max_bytes
@@ -1027,9 +1141,11 @@ def create_bash_tool(
     tmpdir: str | None = None,
     full_output_max_bytes: int = DEFAULT_FULL_OUTPUT_MAX_BYTES,
     exit_drain_limit: float = EXIT_DRAIN_LIMIT_S,
+    sandbox: bool | None = None,
 ) -> BashTool:
     """Pi's ``createBashTool(cwd, options)``, plus pi_nb's ``full_output_max_bytes`` (the cap of the
-    full-output file) and ``exit_drain_limit`` (how long output is read after the shell exited)."""
+    full-output file), ``exit_drain_limit`` (how long output is read after the shell exited) and
+    ``sandbox`` (run commands where they cannot see the kernel; default: where available)."""
     return BashTool(
         cwd,
         command_prefix=command_prefix,
@@ -1040,4 +1156,5 @@ def create_bash_tool(
         tmpdir=tmpdir,
         full_output_max_bytes=full_output_max_bytes,
         exit_drain_limit=exit_drain_limit,
+        sandbox=sandbox,
     )

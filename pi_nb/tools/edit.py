@@ -29,7 +29,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from pi_nb._fs import file_kind, is_special_file
+from pi_nb._fs import SpecialFileError, file_kind, is_special_file, open_regular
 from pi_nb._js import js_trim_end, js_utf8_encode, utf16_len
 from pi_nb.errors import ToolError
 from pi_nb.tools._node import error_code, node_fs_error
@@ -359,8 +359,16 @@ class EditTool(AgentTool):
                 raise ToolError(f"Could not edit file: {path}. Error code: {error_code(exc)}.") from None
             throw_if_aborted()
             try:
-                with open(absolute, "rb") as f:
-                    raw = _decode_utf8(f.read())
+                # checked again on the open descriptor: swapped for a FIFO since the stat, it
+                # is refused instead of blocking the edit
+                with open_regular(absolute) as f:
+                    raw = _decode_utf8(f.read(os.fstat(f.fileno()).st_size))
+            except SpecialFileError as exc:
+                if exc.kind == "a directory":
+                    raise node_fs_error(IsADirectoryError(21, "Is a directory"), "read") from None
+                raise ToolError(
+                    f"Could not edit file: {path}. It is {exc.kind}, not a regular file."
+                ) from None
             except IsADirectoryError as exc:
                 raise node_fs_error(exc, "read") from None
             except OSError as exc:

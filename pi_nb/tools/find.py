@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import pathspec
 
+from pi_nb._fs import MAX_RESOURCE_BYTES, read_regular
 from pi_nb._js import js_number_to_string
 from pi_nb.errors import ToolError
 from pi_nb.tools._glob import GlobError, compile_glob
@@ -123,8 +124,8 @@ def _inside_git_repo(search_path: str) -> str | None:
 
 def _read_spec(path: str) -> pathspec.GitIgnoreSpec | None:
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
+        # an ignore file the walk meets may be a FIFO or a link to /dev/zero: refused, bounded
+        lines = read_regular(path, MAX_RESOURCE_BYTES).decode("utf-8", "replace").splitlines()
     except OSError:
         return None
     try:

@@ -27,7 +27,7 @@ import subprocess
 import sys
 from typing import Any
 
-from pi_nb._fs import file_kind, is_special_file
+from pi_nb._fs import file_kind, is_special_file, read_regular
 from pi_nb._js import js_number_to_string
 from pi_nb.errors import ToolError
 from pi_nb.tools.base import (
@@ -233,8 +233,8 @@ class GrepTool(AgentTool):
             cached = file_cache.get(path)
             if cached is None:
                 try:
-                    with open(path, "rb") as f:
-                        content = f.read().decode("utf-8", errors="replace")
+                    # the file rg matched, as it is now: refused if swapped for a FIFO or a device
+                    content = read_regular(path, None).decode("utf-8", errors="replace")
                     cached = content.replace("\r\n", "\n").replace("\r", "\n").split("\n")
                 except OSError:
                     cached = []

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from pi_nb._fs import open_regular
 from pi_nb._js import js_round, js_to_fixed
 
 __all__ = ["detect_supported_image_mime_type", "detect_supported_image_mime_type_from_file", "process_image"]
@@ -114,7 +115,7 @@ def detect_supported_image_mime_type(data: bytes) -> str | None:
 
 def detect_supported_image_mime_type_from_file(path: str) -> str | None:
     """Sniff the first 4100 bytes of a file (Pi's ``detectSupportedImageMimeTypeFromFile``)."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:  # a FIFO would block the sniff, a device is no image
         return detect_supported_image_mime_type(f.read(IMAGE_TYPE_SNIFF_BYTES))
 
 

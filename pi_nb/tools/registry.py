@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -173,20 +174,34 @@ def run_tool(
     """Create the built-in tool ``name`` for ``cwd`` and run one call synchronously.
 
     ``run_tool("read", "/proj", {"path": "README.md"}).text`` is the quickest way to see what the
-    model would see. Never raises for a tool failure, whatever ``params`` hold (wrong types, huge or
+    model would see: as in a session, known secret values are redacted in the outcome and in each
+    update passed to ``on_update`` (:mod:`pi_nb.redaction`; the tool itself runs ``params`` as
+    given). Never raises for a tool failure, whatever ``params`` hold (wrong types, huge or
     negative numbers, paths to directories, FIFOs or devices): check ``outcome.is_error``. Only
     the caller's own setup raises: an unknown tool ``name``
     (:class:`~pi_nb.errors.UnknownToolError`) or ``options`` the tool does not take
     (:class:`~pi_nb.errors.ToolError`).
     """
+    from pi_nb.redaction import redact_message, redact_partial_result
+
     tool = create_tool(name, cwd, options)
+    shown_update: ToolUpdateCallback | None = None
+    if on_update is not None:
+        user_update = on_update
+
+        def shown_update(partial: Any) -> None:
+            user_update(redact_partial_result(partial))
 
     def run() -> ToolOutcome:
-        return asyncio.run(
+        outcome = asyncio.run(
             execute_tool_call(
-                tool, tool_call_id, params, signal=signal, on_update=on_update, ctx=ctx, validate=validate
+                tool, tool_call_id, params, signal=signal, on_update=shown_update, ctx=ctx, validate=validate
             )
         )
+        content, details = redact_message(outcome.content), redact_message(outcome.details)
+        if content is outcome.content and details is outcome.details:
+            return outcome
+        return dataclasses.replace(outcome, content=content, details=details)
 
     try:
         asyncio.get_running_loop()

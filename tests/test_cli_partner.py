@@ -27,6 +27,9 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +101,17 @@ def differences(got: Any, want: Any, path: str = "", limit: int = 12) -> list[st
     return out
 
 
+CWD_LENGTHS = {doc.get("cwd_length") for doc in SCENARIOS.values()}
+
+
 @pytest.fixture
-def partner_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
-    cwd = tmp_path / "work"
+def partner_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
+    """A working dir whose path is as long as the recording's (the system prompt names the cwd, so
+    its length moves the context estimate behind a window-clamped max_completion_tokens)."""
+    (want,) = CWD_LENGTHS
+    base = Path(tempfile.mkdtemp(prefix="pi-partner-"))
+    room = int(want) - len(str(base)) - 1 if want else 4
+    cwd = base / ("w" * room) if room >= 1 else tmp_path / "work"
     agent = tmp_path / "agent"
     cwd.mkdir()
     agent.mkdir()
@@ -110,7 +121,8 @@ def partner_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, P
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
     monkeypatch.setenv(cps.API_KEY_ENV, cps.API_KEY)
     monkeypatch.chdir(cwd)
-    return {"cwd": cwd, "agent": agent, "root": tmp_path}
+    yield {"cwd": cwd, "agent": agent, "root": tmp_path}
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def _replay(name: str, index: int, dirs: dict[str, Path]) -> dict[str, Any]:

@@ -377,7 +377,15 @@ def main() -> None:
             rec = Recorder(root, server)
             t0 = time.time()
             steps = rec.scenario(SCENARIOS[name])
-            doc = {"scenario": name, "cwd_files": CWD_FILES, "settings": cps.SETTINGS, "steps": steps}
+            doc = {
+                "scenario": name,
+                "cwd_files": CWD_FILES,
+                "cwd_length": len(
+                    str(rec.cwd)
+                ),  # the system prompt holds the cwd: its length moves estimates
+                "settings": cps.SETTINGS,
+                "steps": steps,
+            }
             with gzip.open(OUT / f"{name}.json.gz", "wt", encoding="utf-8", compresslevel=9) as f:
                 json.dump(doc, f, indent=None)
             print(f"{name}: {len(steps)} steps, {time.time() - t0:.1f}s", flush=True)

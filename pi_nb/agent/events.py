@@ -41,6 +41,8 @@ __all__ = [
     "AgentEvent",
     "AgentSessionEvent",
     "AgentStartEvent",
+    "AutoRetryEndEvent",
+    "AutoRetryStartEvent",
     "BeforeAgentStartHookEvent",
     "BeforeToolCallContext",
     "BeforeToolCallResult",
@@ -289,9 +291,32 @@ class ExtensionErrorEvent(TypedDict):
     error: str
 
 
+class AutoRetryStartEvent(TypedDict):
+    """``{type: "auto_retry_start", attempt, maxAttempts, delayMs, errorMessage}``: a transient
+    error (overloaded, rate limit, server error...) will be retried after ``delayMs``."""
+
+    type: Literal["auto_retry_start"]
+    attempt: int
+    maxAttempts: int
+    delayMs: int
+    errorMessage: str
+
+
+class AutoRetryEndEvent(TypedDict):
+    """``{type: "auto_retry_end", success, attempt, finalError?}``: the retries ended (a response
+    that is not an error, the last attempt failing, or the wait being aborted)."""
+
+    type: Literal["auto_retry_end"]
+    success: bool
+    attempt: int
+    finalError: NotRequired[str | None]
+
+
 #: What an :class:`~pi_nb.agent.session.AgentSession` listener gets, tagged by ``type``.
 AgentSessionEvent: TypeAlias = (
     AgentEvent
+    | AutoRetryStartEvent
+    | AutoRetryEndEvent
     | CompactionStartEvent
     | CompactionEndEvent
     | TurnNoticeEvent

@@ -14,7 +14,13 @@ follow-up message is queued. Everything observable matches Pi:
   configured or when a called tool declares ``execution_mode == "sequential"``;
 * a ``length``-stopped response's tool calls are failed, never executed (their arguments may be
   cut off);
-* an ``error``/``aborted`` response ends the run after ``turn_end``.
+* an ``error``/``aborted`` response ends the run after ``turn_end``;
+* a provider request (a :class:`~pi_nb.providers.base.RemoteModel`) whose abort signal has
+  already fired -- the turn after an aborted tool batch -- is not sent: the response is the
+  message Pi's model runtime makes when the request's setup (auth resolution, given the signal)
+  fails (no content, zero usage, ``stopReason`` ``"error"``, ``errorMessage``
+  :data:`ABORTED_BEFORE_REQUEST`). pi_nb's in-process models (offline, scripted) stream as
+  before, as pi-ai's faux provider does.
 
 Tool failures are values (error tool results), never exceptions out of the loop.
 
@@ -37,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict, TypeGuard, TypeVar, cast
 
@@ -65,9 +71,11 @@ from pi_nb.providers.base import (
     AssistantMessageEvent,
     Context,
     Model,
+    RemoteModel,
     StreamOptions,
     SupportsAbort,
     ToolSchema,
+    make_assistant_message,
     now_ms,
 )
 from pi_nb.redaction import (
@@ -80,6 +88,7 @@ from pi_nb.redaction import (
 )
 
 __all__ = [
+    "ABORTED_BEFORE_REQUEST",
     "TRUNCATED_TOOL_CALL_TEXT",
     "AgentContext",
     "AgentEvent",
@@ -327,6 +336,23 @@ _UPDATE_EVENTS = {  # the streaming events that carry a new partial message
 }
 
 
+#: The error text of a response whose request was never sent because the run was already aborted
+#: (the message of the ``AbortError`` Node raises when a request's setup sees an aborted signal).
+ABORTED_BEFORE_REQUEST = "This operation was aborted"
+
+
+def _aborted_before_request(model: Model) -> AssistantMessage:
+    """Pi's setup-error message (pi-ai ``lazyStream``): what an aborted run records instead of a request."""
+    return make_assistant_message(
+        [],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        stop_reason="error",
+        error_message=ABORTED_BEFORE_REQUEST,
+    )
+
+
 class _StreamShower:
     """What listeners are shown of a streamed response: each partial redacted, with a trailing
     possible start of a secret held back in its last block, and each delta the difference between
@@ -418,7 +444,13 @@ async def _stream_assistant_response(
     final: AssistantMessage | None = None
     raw_final: AssistantMessage | None = None
     shower = _StreamShower() if config.redact_secrets else None
-    async for event in config.model.stream(llm_context, options):
+    if signal is not None and signal.aborted and isinstance(config.model, RemoteModel):
+        # Pi's model runtime resolves the request's auth with the run's signal first, and an
+        # aborted signal fails that setup: no request, a setup-error message
+        raw_final = _aborted_before_request(config.model)
+        final = _clean(config, raw_final)
+    events = config.model.stream(llm_context, options) if final is None else _no_events()
+    async for event in events:
         # the tests are on event["type"] itself, so that mypy narrows the event union by its tag
         if event["type"] == "done":
             raw_final = _assistant(event["message"])
@@ -460,6 +492,11 @@ async def _stream_assistant_response(
         await _emit(emit, {"type": "message_start", "message": _copy(final)})
     await _emit(emit, {"type": "message_end", "message": final})
     return final, raw_final
+
+
+async def _no_events() -> AsyncIterator[AssistantMessageEvent]:
+    return
+    yield
 
 
 # --- tools ------------------------------------------------------------------------------------

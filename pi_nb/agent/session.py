@@ -10,6 +10,10 @@ It ties the pieces together exactly where Pi does:
 * compaction runs at Pi's three checkpoints: after a run (``_handle_post_agent_run``), before a new
   prompt, and between turns inside one run (the agent's ``prepare_next_turn``); an overflow (or a
   recoverable ``length`` stop) is compacted and retried exactly once, with Pi's failure texts;
+* a transient error (overloaded, rate limit, server error; not an overflow) is retried at the
+  agent level as Pi does: the error stays in the session, leaves the agent's messages, and after
+  ``retry.baseDelayMs * 2**(n-1)`` the agent continues, at most ``retry.maxRetries`` times
+  (``auto_retry_start`` / ``auto_retry_end`` events; :meth:`abort` cancels the wait);
 * ``compact()`` (manual) and ``navigate_tree()`` wrap :mod:`pi_nb.compaction`'s flows and rebuild
   the agent's messages from the session afterwards;
 * Python hooks with Pi's event shapes: ``context`` (transform the messages of one request),
@@ -18,7 +22,7 @@ It ties the pieces together exactly where Pi does:
 
 One async core (``await session.prompt(...)``); :meth:`AgentSession.run` is the sync wrapper for
 scripts. Events go to :meth:`subscribe` listeners: the agent's events plus ``compaction_start`` /
-``compaction_end``, ``turn_notice``, ``session_tree``, ``queue_update`` and ``extension_error``
+``compaction_end``, ``auto_retry_start`` / ``auto_retry_end``, ``turn_notice``, ``session_tree``, ``queue_update`` and ``extension_error``
 (the union :data:`~pi_nb.agent.events.AgentSessionEvent`, tagged by ``type``).
 """
 
@@ -53,6 +57,7 @@ from pi_nb.compaction import (
     should_compact,
 )
 from pi_nb.compaction._types import CompactionOutcomeDict
+from pi_nb.compaction.retry import is_retryable_assistant_error
 from pi_nb.compaction.settings import CompactionSettings, validate_reserve_for_window
 from pi_nb.errors import AgentError, PiNbError, SettingsFileWarning
 from pi_nb.messages import (
@@ -420,6 +425,8 @@ class AgentSession:
         self._turn_error: str | None = None
         self._noticed: set[str] = set()
         self._write_error: BaseException | None = None
+        self._retry_attempt = 0
+        self._retry_controller: AbortSignal | None = None
         self.set_active_tools(list(active_tools) if active_tools is not None else list(DEFAULT_ACTIVE_TOOLS))
         if context.messages:
             self.agent.state.messages = list(context.messages)
@@ -675,6 +682,12 @@ class AgentSession:
                 self._last_assistant = msg
                 if msg.get("stopReason") not in ("error", "length"):
                     self._overflow_recovery_attempted = False
+                if msg.get("stopReason") != "error" and self._retry_attempt > 0:
+                    # Pi resets the count on the first answer that is not an error
+                    self._emit_own(
+                        {"type": "auto_retry_end", "success": True, "attempt": self._retry_attempt}
+                    )
+                    self._retry_attempt = 0
 
     def _on_write_failed(self, exc: BaseException) -> None:
         """An entry could not be written (permission denied, disk full...): stop the run, and make
@@ -828,11 +841,81 @@ class AgentSession:
         msg, self._last_assistant = self._last_assistant, None
         if msg is None or self._write_error is not None or self._turn_error is not None:
             return False
+        if self._is_retryable_error(msg) and await self._prepare_retry(msg):
+            return True
+        if msg.get("stopReason") == "error" and self._retry_attempt > 0:
+            self._emit_own(
+                {
+                    "type": "auto_retry_end",
+                    "success": False,
+                    "attempt": self._retry_attempt,
+                    "finalError": msg.get("errorMessage"),
+                }
+            )
+            self._retry_attempt = 0
         if await self._check_compaction(msg, result=result):
             return True
         return self.agent.has_queued_messages()
 
+    def _is_retryable_error(self, message: AssistantMessage) -> bool:
+        """Pi's ``_isRetryableError``: a transient error, never a context overflow (compaction's)."""
+        if is_context_overflow(message, self.model.context_window):
+            return False
+        return is_retryable_assistant_error(message)
+
+    async def _prepare_retry(self, message: AssistantMessage) -> bool:
+        """Pi's ``_prepareRetry``: count the attempt, drop the error from the agent's messages (the
+        session keeps it), wait the backoff; ``False`` when retries are off, used up or aborted."""
+        settings = self.settings.get_retry_settings()
+        if not settings.enabled:
+            return False
+        self._retry_attempt += 1
+        if self._retry_attempt > settings.max_retries:
+            self._retry_attempt -= 1  # kept for the final auto_retry_end
+            return False
+        delay_ms = settings.base_delay_ms * 2 ** (self._retry_attempt - 1)
+        self._emit_own(
+            {
+                "type": "auto_retry_start",
+                "attempt": self._retry_attempt,
+                "maxAttempts": settings.max_retries,
+                "delayMs": delay_ms,
+                "errorMessage": str(message.get("errorMessage") or "Unknown error"),
+            }
+        )
+        messages = self.agent.state.messages
+        if messages and messages[-1].get("role") == "assistant":
+            self.agent.state.messages = messages[:-1]
+        controller = AbortSignal()
+        self._retry_controller = controller
+        try:
+            try:
+                await asyncio.wait_for(controller.wait(), delay_ms / 1000)
+            except TimeoutError:
+                pass
+            if controller.aborted:
+                attempt, self._retry_attempt = self._retry_attempt, 0
+                self._emit_own(
+                    {
+                        "type": "auto_retry_end",
+                        "success": False,
+                        "attempt": attempt,
+                        "finalError": "Retry cancelled",
+                    }
+                )
+                return False
+        finally:
+            self._retry_controller = None
+        return True
+
+    @property
+    def retry_attempt(self) -> int:
+        """The current auto-retry attempt (0 when not retrying)."""
+        return self._retry_attempt
+
     def abort(self) -> None:
+        if self._retry_controller is not None:
+            self._retry_controller.abort()
         self.agent.abort()
         if self._compaction_controller is not None:
             self._compaction_controller.abort()

@@ -512,9 +512,10 @@ def test_a_provider_error_cut_at_4000_keeps_no_start_of_a_key(
     import asyncio
     import json as _json
 
+    from wire_capture import CaptureTransport
+
     from pi_nb.providers.base import Context, StreamOptions
     from pi_nb.providers.registry import get_model
-    from wire_capture import CaptureTransport
 
     secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
     monkeypatch.setenv("PI_NB_TEST_UPSTREAM_KEY", secret)

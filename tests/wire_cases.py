@@ -41,13 +41,11 @@ DROP_HEADERS = frozenset({"host", "connection", "accept-encoding", "content-leng
 
 
 def tool_schemas() -> list[dict[str, Any]]:
-    """Pi's read, bash, edit, write tools as sent to a model (pi_nb's schemas equal Pi's: golden-tested)."""
+    """Pi's read, bash, edit, write tools as Pi's agent hands them to pi-ai (``{name, label, description,
+    parameters}``; pi_nb's schemas equal Pi's: golden-tested)."""
     from pi_nb.tools.registry import create_coding_tools
 
-    return [
-        {"name": t.name, "description": t.description, "parameters": t.parameters}
-        for t in create_coding_tools("/tmp/project")
-    ]
+    return [dict(t.to_tool_schema()) for t in create_coding_tools("/tmp/project")]
 
 
 def _usage() -> dict[str, Any]:

@@ -428,9 +428,7 @@ async def _stream_assistant_response(
     if config.transform_context is not None:
         messages = await config.transform_context(messages, signal)
     llm_messages = list(await _maybe_await(config.convert_to_llm(messages)))
-    tools: list[ToolSchema] = [
-        {"name": t.name, "description": t.description, "parameters": t.parameters} for t in context.tools
-    ]
+    tools: list[ToolSchema] = [t.to_tool_schema() for t in context.tools]
     llm_context = Context(context.system_prompt, llm_messages, tools)
     options = StreamOptions(
         max_tokens=config.max_tokens,

@@ -454,10 +454,7 @@ def token_budget(
         kwargs.setdefault("system_prompt_parts", source.system_prompt_parts())
         kwargs.setdefault(
             "tools",
-            [
-                {"name": t.name, "description": t.description, "parameters": t.parameters}
-                for t in source.agent.state.tools
-            ],
+            [t.to_tool_schema() for t in source.agent.state.tools],
         )
         window = model_context_window or source.model.context_window
         view = BudgetView.from_session(source.session_manager, model_context_window=window, **kwargs)

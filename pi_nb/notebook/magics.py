@@ -1289,10 +1289,7 @@ class PiMagics(Magics):
             compaction_enabled=c.enabled,
             system_prompt=s.system_prompt,
             system_prompt_parts=s.system_prompt_parts(),
-            tools=[
-                {"name": t.name, "description": t.description, "parameters": t.parameters}
-                for t in s.agent.state.tools
-            ],
+            tools=[t.to_tool_schema() for t in s.agent.state.tools],
         )
 
     def _cmd_budget(self, a: argparse.Namespace) -> Any:

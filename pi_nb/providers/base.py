@@ -102,6 +102,7 @@ class ToolSchema(TypedDict):
     """A tool as the model sees it: pi-ai's ``Tool {name, description, parameters}``."""
 
     name: str
+    label: NotRequired[str]  # Pi's AgentTool label: not sent, but counted by pi-ai's context estimate
     description: str
     parameters: dict[str, Any]  # a JSON Schema: open JSON
 

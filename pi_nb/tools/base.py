@@ -284,8 +284,16 @@ class AgentTool:
         return (ctx.cwd if ctx is not None and ctx.cwd else None) or self.cwd
 
     def to_tool_schema(self) -> ToolSchema:
-        """pi-ai's ``Tool {name, description, parameters}``, what a provider request carries."""
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+        """The tool as Pi's agent hands it to its stream function: ``{name, label, description,
+        parameters}`` in that order (the JSON of Pi's ``AgentTool`` object, which pi-ai's context
+        estimate counts when it clamps the output limit; the request itself carries name,
+        description and parameters)."""
+        return {
+            "name": self.name,
+            "label": self.label,
+            "description": self.description,
+            "parameters": self.parameters,
+        }
 
 
 def run_in_daemon_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:

@@ -47,7 +47,9 @@ NORMALISED = (
     "the schemas, names and order are compared); in a summarisation request (compaction, split turn, "
     "branch summary) the system message -> <summarization system prompt> and the user text after its "
     "last </conversation> or </previous-summary> tag -> <summarization instructions> (pi_nb's "
-    "summarisation prompts are its own prose by design; the serialised conversation is compared)"
+    "summarisation prompts are its own prose by design; the serialised conversation is compared); "
+    "a max_completion_tokens Pi clamped to the room left in the window counts as Pi's when pi_nb's "
+    "differs by exactly the estimate difference of the two tool-description texts (test_cli_partner)"
 )
 
 

@@ -152,6 +152,7 @@ def _replay(name: str, index: int, dirs: dict[str, Path]) -> dict[str, Any]:
     replay = {
         "outcome": outcome,
         "requests": [cps.comparable(r, {**paths, **ids}) for r in server.log],
+        "raw_requests": list(server.log),
         "file_after": cps.replace_strings(after, paths),
     }
     _REPLAYS[(name, index)] = replay
@@ -195,12 +196,51 @@ def test_recordings_exist() -> None:
         assert agents == {"pi", "pi_nb"}, doc["scenario"]
 
 
+def _tools_estimate(body: Any) -> int:
+    """pi-ai's estimate of a request's tools: ceil(chars / 4) of ``JSON.stringify`` of the
+    ``{name, description, parameters}`` tools (what its max-token clamp counts)."""
+    import math
+
+    tools = [
+        {
+            "name": t["function"]["name"],
+            "description": t["function"].get("description"),
+            "parameters": t["function"]["parameters"],
+        }
+        for t in (body.get("tools") or [])
+    ]
+    if not tools:
+        return 0
+    text = json.dumps(tools, separators=(",", ":"), ensure_ascii=False)
+    return math.ceil(len(text.encode("utf-16-le")) / 2 / 4)
+
+
+def _clamp_from_prose(
+    got: list[dict[str, Any]], got_raw: list[Any], want_raw: list[Any]
+) -> list[dict[str, Any]]:
+    """Where Pi clamped ``max_completion_tokens`` to the room left in the window (pi-ai's
+    ``window - estimate - 4096``), pi_nb's estimate is larger or smaller by exactly the estimate of
+    its tool descriptions (its own prose): such a value counts as Pi's. Any other value is kept."""
+    out = []
+    for i, request in enumerate(got):
+        if i < len(want_raw) and i < len(got_raw):
+            w, g = want_raw[i]["body"], got_raw[i]["body"]
+            pi_value, nb_value = w.get("max_completion_tokens"), g.get("max_completion_tokens")
+            if isinstance(pi_value, int) and isinstance(nb_value, int) and pi_value < cps.MAX_TOKENS:
+                shift = _tools_estimate(g) - _tools_estimate(w)
+                if shift and nb_value == pi_value - shift:
+                    request = {**request, "body": {**request["body"], "max_completion_tokens": pi_value}}
+        out.append(request)
+    return out
+
+
 @pytest.mark.parametrize(("name", "index"), STEPS_WITH_PI, ids=_ids(STEPS_WITH_PI))
 def test_requests(name: str, index: int, partner_dirs: dict[str, Path]) -> None:
     """pi_nb's requests for a step equal Pi's for the same step from the same file."""
     st = SCENARIOS[name]["steps"][index]
-    got = _replay(name, index, partner_dirs)["requests"]
+    replay = _replay(name, index, partner_dirs)
     want = _recorded_requests(st["pi"])
+    got = _clamp_from_prose(replay["requests"], replay["raw_requests"], st["pi"]["requests"])
     diffs = differences(got, want, "requests")
     assert not diffs, _report(
         f"{name} step {index} ({st['agent']}: {st.get('prompt')!r}): pi_nb's requests differ from Pi's", diffs

@@ -197,13 +197,15 @@ def test_recordings_exist() -> None:
 
 
 def _tools_estimate(body: Any) -> int:
-    """pi-ai's estimate of a request's tools: ceil(chars / 4) of ``JSON.stringify`` of the
-    ``{name, description, parameters}`` tools (what its max-token clamp counts)."""
+    """pi-ai's estimate of a request's tools: ceil(chars / 4) of ``JSON.stringify`` of the tools as
+    Pi's agent holds them, ``{name, label, description, parameters}`` (what its max-token clamp
+    counts; the built-in tools' label is their name)."""
     import math
 
     tools = [
         {
             "name": t["function"]["name"],
+            "label": t["function"]["name"],
             "description": t["function"].get("description"),
             "parameters": t["function"]["parameters"],
         }

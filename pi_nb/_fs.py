@@ -29,6 +29,7 @@ __all__ = [
     "is_special_file",
     "lines_upto",
     "open_regular",
+    "open_regular_for_write",
     "read_regular",
 ]
 
@@ -135,6 +136,42 @@ def open_regular(path: str | os.PathLike[str], *, refuse: Refusal | None = None)
             raise make(p, file_kind(st.st_mode))
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+_WRITE_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def open_regular_for_write(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open ``path`` for writing (created if missing, emptied once known to be a regular file),
+    refusing anything else with :class:`SpecialFileError`: a FIFO swapped in after the caller's
+    check neither blocks (the open is non-blocking: no reader gives ``ENXIO``) nor receives the
+    text, and a device is never written."""
+    p = os.fspath(path)
+    try:
+        fd = os.open(p, _WRITE_FLAGS, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO without a reader, or a socket
+            raise SpecialFileError(
+                f"{p} is a FIFO or socket, not a regular file: not written", p, "a FIFO"
+            ) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = file_kind(st.st_mode)
+            raise SpecialFileError(f"{p} is {kind}, not a regular file: not written", p, kind)
+        os.set_blocking(fd, True)
+        os.ftruncate(fd, 0)
+        return os.fdopen(fd, "wb")
     except BaseException:
         os.close(fd)
         raise

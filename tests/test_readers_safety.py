@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import re
 import threading
 import warnings
@@ -788,3 +789,41 @@ def test_entries_pi_opens_but_cannot_count_are_na_not_a_failed_frame(tmp_path: P
     view.to_text()
     view.to_html()
     view._repr_mimebundle_()
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("tool", ["write", "edit"])
+def test_a_path_swapped_for_a_fifo_after_the_check_is_not_written(
+    tool: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write/edit check the kind, then open: a FIFO swapped in between neither blocks nor gets the text."""
+    import asyncio
+
+    from pi_nb.tools import edit as edit_module
+    from pi_nb.tools import write as write_module
+    from pi_nb.tools.registry import create_tool
+
+    target = tmp_path / "notes.txt"
+    target.write_text("old text\n")
+    module = write_module if tool == "write" else edit_module
+    real = module.open_regular_for_write
+
+    def swapped(path: str):  # type: ignore[no-untyped-def]
+        os.unlink(path)
+        os.mkfifo(path)
+        return real(path)
+
+    monkeypatch.setattr(module, "open_regular_for_write", swapped)
+    t = create_tool(tool, str(tmp_path))
+    args = {"path": "notes.txt", "content": "new"} if tool == "write" else {"path": "notes.txt", "edits": [{"oldText": "old", "newText": "new"}]}
+
+    async def run() -> str:
+        try:
+            result = await t.execute("call-1", args, None, None)
+        except Exception as exc:  # the tool error Pi shows the model
+            return str(exc)
+        return str(result)
+
+    text = asyncio.run(run())
+    assert "not a regular file" in text, text
+    assert stat.S_ISFIFO(os.stat(target).st_mode)

@@ -29,7 +29,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from pi_nb._fs import SpecialFileError, file_kind, is_special_file, open_regular
+from pi_nb._fs import SpecialFileError, file_kind, is_special_file, open_regular, open_regular_for_write
 from pi_nb._js import js_trim_end, js_utf8_encode, utf16_len
 from pi_nb.errors import ToolError
 from pi_nb.tools._node import error_code, node_fs_error
@@ -381,8 +381,12 @@ class EditTool(AgentTool):
             throw_if_aborted()
             final = bom + restore_line_endings(new_content, ending)
             try:
-                with open(absolute, "wb") as f:
+                with open_regular_for_write(absolute) as f:
                     f.write(js_utf8_encode(final))
+            except SpecialFileError as exc:  # swapped for a FIFO or device since it was read
+                raise ToolError(
+                    f"Could not edit file: {path}. It is {exc.kind}, not a regular file."
+                ) from None
             except OSError as exc:
                 raise node_fs_error(exc, "open", absolute) from None
             throw_if_aborted()

@@ -11,7 +11,7 @@ import errno
 import os
 from typing import Any
 
-from pi_nb._fs import file_kind, is_special_file
+from pi_nb._fs import SpecialFileError, file_kind, is_special_file, open_regular_for_write
 from pi_nb._js import js_utf8_encode
 from pi_nb.errors import ToolError
 from pi_nb.tools._node import node_fs_error
@@ -111,8 +111,10 @@ class WriteTool(AgentTool):
                 # writing to a FIFO blocks until a reader comes; to a device as root, destroys it
                 raise ToolError(f"Could not write {path}: it is {file_kind(mode)}, not a regular file.")
             try:
-                with open(absolute, "wb") as f:
+                with open_regular_for_write(absolute) as f:
                     f.write(js_utf8_encode(content))
+            except SpecialFileError as exc:  # swapped for a FIFO or device since the check
+                raise ToolError(f"Could not write {path}: it is {exc.kind}, not a regular file.") from None
             except OSError as exc:
                 raise node_fs_error(exc, "open", absolute) from None
             throw_if_aborted()

@@ -135,8 +135,11 @@ def test_descriptions_are_our_own_words_with_pis_facts(name: str, limits: list[s
     assert tool.description != INFO[name]["description"]
     for fact in limits:
         assert fact in tool.description
-    assert tool.to_tool_schema() == {
+    schema = tool.to_tool_schema()
+    assert list(schema) == ["name", "label", "description", "parameters"]  # Pi's AgentTool key order
+    assert schema == {
         "name": name,
+        "label": tool.label,
         "description": tool.description,
         "parameters": tool.parameters,
     }

@@ -130,7 +130,12 @@ def test_two_processes_run_turns_on_one_session_file(tmp_path: Path) -> None:
         assert texts == [f"{name} question {k}" for k in range(turns)]
     (root,) = sm.get_tree()
     branch_points = [n for n in root.walk() if len(n.children) > 1]
-    assert [n.entry["id"] for n in branch_points] == [start_leaf]
+    # the writers part where both started: at the file's leaf, or, when one AgentSession recorded
+    # its model / thinking level (as Pi does on opening a session without messages) before the
+    # other opened the file, at that entry
+    assert len(branch_points) == 1
+    point = branch_points[0].entry
+    assert point["id"] == start_leaf or point["type"] in ("model_change", "thinking_level_change")
     print(f"\n{loads} loads while two processes wrote {4 * turns} entries")
 
 

@@ -86,6 +86,7 @@ from pi_nb.redaction import (
     redact_stream_text,
     register_model_secrets,
 )
+from pi_nb.tools.base import tool_schema
 
 __all__ = [
     "ABORTED_BEFORE_REQUEST",
@@ -428,7 +429,7 @@ async def _stream_assistant_response(
     if config.transform_context is not None:
         messages = await config.transform_context(messages, signal)
     llm_messages = list(await _maybe_await(config.convert_to_llm(messages)))
-    tools: list[ToolSchema] = [t.to_tool_schema() for t in context.tools]
+    tools: list[ToolSchema] = [tool_schema(t) for t in context.tools]
     llm_context = Context(context.system_prompt, llm_messages, tools)
     options = StreamOptions(
         max_tokens=config.max_tokens,

@@ -104,7 +104,7 @@ from pi_nb.tools import (
     create_all_tools,
     validate_tool_arguments,
 )
-from pi_nb.tools.base import AbortSignal
+from pi_nb.tools.base import AbortSignal, tool_schema
 
 if TYPE_CHECKING:  # imported where used, as before (the trust and skills modules load lazily)
     from pi_nb.resources.skills import Skill
@@ -1207,7 +1207,7 @@ class AgentSession:
         """The request the next model call would send now: ``context`` hooks, then ``convert_to_llm``,
         the system prompt and the active tools' schemas (nothing is sent)."""
         messages = await self._transform_context(list(self.agent.state.messages), None)
-        tools: list[ToolSchema] = [t.to_tool_schema() for t in self.agent.state.tools]
+        tools: list[ToolSchema] = [tool_schema(t) for t in self.agent.state.tools]
         # list[Any]: Context.messages (pi_nb.providers.base) is typed as plain dicts, not as Message
         llm_messages: list[Any] = self._convert_to_llm(messages)
         return Context(self.agent.state.system_prompt, llm_messages, tools)

@@ -34,6 +34,7 @@ from pi_nb.notebook._base import (
     session_sources,
 )
 from pi_nb.tokens import DEFAULT_ENCODING
+from pi_nb.tools.base import tool_schema
 
 __all__ = ["BudgetView", "render_budget_html", "render_budget_text", "token_budget"]
 
@@ -454,7 +455,7 @@ def token_budget(
         kwargs.setdefault("system_prompt_parts", source.system_prompt_parts())
         kwargs.setdefault(
             "tools",
-            [t.to_tool_schema() for t in source.agent.state.tools],
+            [tool_schema(t) for t in source.agent.state.tools],
         )
         window = model_context_window or source.model.context_window
         view = BudgetView.from_session(source.session_manager, model_context_window=window, **kwargs)

@@ -62,6 +62,7 @@ from pi_nb.errors import (
 from pi_nb.notebook._base import is_message_entry
 from pi_nb.notebook.turn import TurnFailedError, TurnResult, TurnView
 from pi_nb.redaction import redact, redact_cut, redact_url
+from pi_nb.tools.base import tool_schema
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -1289,7 +1290,7 @@ class PiMagics(Magics):
             compaction_enabled=c.enabled,
             system_prompt=s.system_prompt,
             system_prompt_parts=s.system_prompt_parts(),
-            tools=[t.to_tool_schema() for t in s.agent.state.tools],
+            tools=[tool_schema(t) for t in s.agent.state.tools],
         )
 
     def _cmd_budget(self, a: argparse.Namespace) -> Any:

@@ -20,7 +20,7 @@ import stat
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, TypeVar, cast
 
 from pi_nb.errors import ToolError
 from pi_nb.messages import ImageContent, TextContent
@@ -288,12 +288,20 @@ class AgentTool:
         parameters}`` in that order (the JSON of Pi's ``AgentTool`` object, which pi-ai's context
         estimate counts when it clamps the output limit; the request itself carries name,
         description and parameters)."""
-        return {
-            "name": self.name,
-            "label": self.label,
-            "description": self.description,
-            "parameters": self.parameters,
-        }
+        return tool_schema(self)
+
+
+def tool_schema(tool: Any) -> ToolSchema:
+    """Any tool object (an :class:`AgentTool` or a duck-typed one with ``name``, ``description``,
+    ``parameters``) as Pi's agent hands it to pi-ai: ``{name, label, description, parameters}``,
+    ``label`` left out when the tool has none (``JSON.stringify`` drops an undefined one)."""
+    out: dict[str, Any] = {"name": tool.name}
+    label = getattr(tool, "label", None)
+    if label is not None:
+        out["label"] = label
+    out["description"] = tool.description
+    out["parameters"] = tool.parameters
+    return cast("ToolSchema", out)
 
 
 def run_in_daemon_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:

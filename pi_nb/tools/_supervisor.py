@@ -417,20 +417,30 @@ def main(argv: list[str]) -> int:  # pragma: no cover - runs in the supervisor p
                 pass
         if 0 not in ready:
             continue
-        try:
-            data = os.read(0, 64)
-        except InterruptedError:
-            continue
-        except OSError:
-            data = b""
-        if b"q" in data:
+        if _command(pipes, reap, report):
             return 0
-        if b"h" in data:
-            n = kill_tree(os.getpid(), only_holding=pipes, reap=reap)
-            report(f"H {n}")
-        if b"k" in data or not data:
-            kill_tree(os.getpid(), reap=reap)
-            return 0
+
+
+def _command(  # pragma: no cover - runs in the supervisor process
+    pipes: frozenset[str], reap: Callable[[], None] | None, report: Callable[[str], None]
+) -> bool:
+    """Read and carry out the parent's command on stdin: ``q`` quit, ``h`` kill the processes
+    holding the output pipes, ``k`` (or the parent gone) kill the whole tree. True: exit now."""
+    try:
+        data = os.read(0, 64)
+    except InterruptedError:
+        return False
+    except OSError:
+        data = b""
+    if b"q" in data:
+        return True
+    if b"h" in data:
+        n = kill_tree(os.getpid(), only_holding=pipes, reap=reap)
+        report(f"H {n}")
+    if b"k" in data or not data:
+        kill_tree(os.getpid(), reap=reap)
+        return True
+    return False
 
 
 def _sandboxed(  # pragma: no cover - runs in the supervisor process
@@ -497,19 +507,7 @@ def _sandboxed(  # pragma: no cover - runs in the supervisor process
                     report(f"X {value}")
         if 0 not in ready:
             continue
-        try:
-            data = os.read(0, 64)
-        except InterruptedError:
-            continue
-        except OSError:
-            data = b""
-        if b"q" in data:
-            return 0
-        if b"h" in data:
-            n = kill_tree(os.getpid(), only_holding=pipes, reap=reap)
-            report(f"H {n}")
-        if b"k" in data or not data:
-            kill_tree(os.getpid(), reap=reap)
+        if _command(pipes, reap, report):
             return 0
 
 

@@ -24,8 +24,12 @@ GOLDEN = Path(__file__).parent / "golden" / "wire_requests.jsonl.gz"
 
 
 def _golden() -> dict[str, dict[str, Any]]:
-    with gzip.open(GOLDEN, "rt", encoding="utf-8") as f:
-        return {d["name"]: d for d in map(json.loads, f)}
+    """Every golden case: the first four APIs' file and one file per API added after them."""
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(GOLDEN.parent.glob("wire_requests*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            out.update((d["name"], d) for d in map(json.loads, f))
+    return out
 
 
 def _pi_nb_side(model_raw: dict[str, Any], conversation: str, level: str) -> tuple[list[dict[str, Any]], Any]:

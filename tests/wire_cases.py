@@ -30,7 +30,11 @@ PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEh
 SYSTEM = "You are an expert coding assistant operating inside pi, a coding agent harness.\n\nCurrent working directory: /tmp/project"
 
 # the APIs pi_nb runs, and the providers that sign in (OAuth) instead of taking a key
-RUN_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "mistral-conversations")
+#: the APIs of the first golden file (wire_requests.jsonl.gz); an API added later has its own
+#: golden, wire_requests_<api>.jsonl.gz (make_wire.py --api API)
+FIRST_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "mistral-conversations")
+#: every API whose catalog models the wire test runs
+RUN_APIS: tuple[str, ...] = FIRST_APIS
 SIGN_IN_PROVIDERS = ("github-copilot", "openai-codex")
 
 # fake credentials for every provider variable, and Cloudflare's account/gateway placeholders

@@ -452,6 +452,14 @@ class RemoteModel(Model):
         out.setdefault("cost", {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0})
         return out
 
+    def resolve_api_key(self) -> str | None:
+        """This model's key, read now (never stored): the value of :attr:`api_key_env`, or ``None``
+        when it is unset or blank. The one place a provider asks for its key."""
+        if not self.api_key_env:
+            return None
+        value = os.environ.get(self.api_key_env)
+        return value if value and value.strip() else None
+
     def credential_headers(self) -> dict[str, str | None]:
         """The headers this model's credential adds to every request, as Pi's model runtime merges
         them under the request options: models.json's provider, model and override headers (and

@@ -17,6 +17,7 @@ from pandas.testing import assert_frame_equal
 
 from pi_nb.errors import InvalidSessionFileError, NotebookError, SessionFileCorruptError
 from pi_nb.notebook import frames as F
+from pi_nb.session import jsonl
 from pi_nb.session.jsonl import read_session_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,11 +124,11 @@ def test_the_fast_reader_reads_what_the_exact_reader_reads(tmp_path: Path) -> No
 def test_the_fast_path_gives_the_frames_of_the_exact_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if F._orjson is None:
+    if jsonl._orjson_loads is None:
         pytest.skip("orjson is not installed: there is only the exact path")
     files: list[Any] = [*REAL_PI, *write_corpus(tmp_path / "c", 40), *_edge_files(tmp_path)]
     fast = F.session_frames(files, strict=False)
-    monkeypatch.setattr(F, "_orjson", None)
+    monkeypatch.setattr(jsonl, "_orjson_loads", None)
     exact = F.session_frames(files, strict=False)
     for kind in F.FRAME_KINDS:
         assert_frame_equal(fast[0][kind], exact[0][kind])

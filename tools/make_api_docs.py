@@ -24,6 +24,7 @@ GROUPS = [
     ("The request", ("pi_nb.resources", "pi_nb.system_prompt")),
     ("History: the session tree", ("pi_nb.session",)),
     ("History: compaction and branch summaries", ("pi_nb.compaction",)),
+    ("Analysis: session frames and reports", ("pi_nb.analysis",)),
     ("Models", ("pi_nb.providers",)),
     ("The agent", ("pi_nb.agent",)),
     ("Budgets, views and what-if replays", ("pi_nb.budget", "pi_nb.tree", "pi_nb.what_if")),

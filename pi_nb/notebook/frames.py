@@ -64,11 +64,11 @@ from pi_nb.analysis.extract import as_float, as_int, as_text
 from pi_nb.analysis.rows import iter_loaded
 from pi_nb.analysis.rows import session_rows as _engine_rows
 from pi_nb.errors import MissingDependencyError
-from pi_nb.session.jsonl import read_session_file
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.source import Problem, SessionFile, session_file_items
 from pi_nb.session.source import SessionLoadWarning as SessionLoadWarning
 from pi_nb.session.source import SessionSource as SessionSource
+from pi_nb.session.source import read_session as read_session
 from pi_nb.session.source import warn_problems as warn_problems
 
 __all__ = [
@@ -93,9 +93,6 @@ __all__ = [
 # the engine's names, importable from here as before
 _FileSource = SessionFile
 file_sources = session_file_items
-read_session = read_session_file
-"""The one reader of session files (:func:`pi_nb.session.jsonl.read_session_file`, with its
-orjson fast path)."""
 _as_text, _as_int, _as_float = as_text, as_int, as_float
 
 ERROR_COLUMNS = tuple(name for name, _dtype in _cols.ERROR_COLUMNS)

@@ -34,7 +34,7 @@ from pi_nb.errors import (
     SessionFileCorruptError,
     SessionFileTypeError,
 )
-from pi_nb.session.jsonl import read_session_file
+from pi_nb.session.jsonl import SessionFileContents, read_session_file
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.paths import session_files_under
 
@@ -48,6 +48,7 @@ __all__ = [
     "load_session_item",
     "load_session_source",
     "open_session_source",
+    "read_session",
     "resolve_session_source",
     "session_file_items",
     "split_session_source",
@@ -109,6 +110,12 @@ def load_session_file(path: str) -> SessionManager:
         raise NotebookError(f"no such session file: {path}") from None
     except InvalidSessionFileError as exc:
         raise NotebookError(str(exc)) from None
+
+
+def read_session(path: str | os.PathLike[str]) -> SessionFileContents:
+    """A session file's contents, read without changing it: the one reader of session files,
+    :func:`pi_nb.session.jsonl.read_session_file` (with its orjson fast path)."""
+    return read_session_file(path)
 
 
 def open_session_source(source: SessionSource) -> SessionManager:

@@ -279,3 +279,18 @@ def test_the_view_renders_the_engines_report(tmp_path: Path) -> None:
     (r,) = session_truncation_reports(_read_session(tmp_path))
     html = view.TruncationView(r).to_html()
     assert "truncated by lines" in html and "kept 2000 of 5000 lines" in html
+
+
+def test_a_column_of_ones_own_is_read_like_the_declared_ones() -> None:
+    words = C.Column("words", "Int64", lambda r: len(r.parts()[0].split()))
+    df = F.messages_df(SOURCES, columns=["entry_id", words, "text"])
+    assert list(df.columns) == ["entry_id", "words", "text"] and str(df["words"].dtype) == "Int64"
+    assert df["words"].tolist() == [len(t.split()) for t in df["text"]]
+    got = F.session_frames(
+        FIXTURE, ["usage"], columns={"usage": [C.Column("io", "Int64", lambda r: r.usage.get("input"))]}
+    )
+    assert got["usage"]["io"].tolist() == F.usage_df(FIXTURE)["input"].tolist()
+    with pytest.raises(NotebookError, match="dtype must be one of"):
+        F.entries_df(FIXTURE, columns=[C.Column("x", "int", lambda r: 1)])  # type: ignore[arg-type]
+    with pytest.raises(NotebookError, match="asked for twice"):
+        F.entries_df(FIXTURE, columns=["entry_id", "entry_id"])

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeAlias
 
 from pi_nb._js import js_utf8_encode
 from pi_nb.analysis.extract import (
@@ -49,6 +49,7 @@ __all__ = [
     "TRUNCATION_FIELDS",
     "USAGE_COLUMNS",
     "Column",
+    "ColumnPick",
     "ColumnType",
     "column_dtype",
     "select_columns",
@@ -350,28 +351,46 @@ def check_kinds(kinds: Sequence[str]) -> None:
             raise NotebookError(f"unknown frame kind {kind!r} (one of {', '.join(FRAME_KINDS)})")
 
 
+ColumnPick: TypeAlias = "str | Column | Sequence[str | Column] | None"
+"""What ``columns=`` takes: a column name, a :class:`Column`, a list of those, or ``None`` (all)."""
+
+
 def select_columns(
-    kind: str, columns: str | Sequence[str] | None = None, *, encoding: str | None = None
+    kind: str, columns: ColumnPick = None, *, encoding: str | None = None
 ) -> tuple[Column, ...]:
     """The declarations of ``kind``'s columns: all of them (with ``tokens`` for entries and
     messages when an ``encoding`` is given), or the ones named in ``columns``, in that order.
-    An unknown name raises :class:`~pi_nb.errors.NotebookError` listing the columns."""
+    A :class:`Column` in ``columns`` is a column of the caller's own, read from the kind's row
+    context (:mod:`pi_nb.analysis.extract`) like the declared ones. An unknown name raises
+    :class:`~pi_nb.errors.NotebookError` listing the columns."""
     check_kinds([kind])
     spec = FRAME_SPECS[kind]
     if encoding and kind in ("entries", "messages"):
         spec = (*spec, TOKENS_COLUMN)
     if columns is None:
         return spec
-    names = [columns] if isinstance(columns, str) else list(columns)
+    items: list[str | Column] = [columns] if isinstance(columns, (str, Column)) else list(columns)
     by_name: Mapping[str, Column] = {c.name: c for c in spec}
-    unknown = [c for c in names if c not in by_name]
+    unknown = [c for c in items if isinstance(c, str) and c not in by_name]
     if unknown:
         hint = " (tokens needs encoding=)" if "tokens" in unknown and kind in ("entries", "messages") else ""
         raise NotebookError(
             f"unknown {kind}_df column(s) {', '.join(map(repr, unknown))}{hint}; "
             f"the columns are: {', '.join(by_name)}"
         )
-    return tuple(by_name[c] for c in names)
+    for c in items:
+        if isinstance(c, Column) and c.dtype not in _DTYPE_NAMES:
+            raise NotebookError(
+                f"column {c.name!r}: dtype must be one of {', '.join(_DTYPE_NAMES)}, got {c.dtype!r}"
+            )
+    picked = tuple(c if isinstance(c, Column) else by_name[c] for c in items)
+    names = [c.name for c in picked]
+    if len(set(names)) != len(names):
+        raise NotebookError(f"a column is asked for twice: {', '.join(names)}")
+    return picked
+
+
+_DTYPE_NAMES: tuple[str, ...] = (S, I, B, F, T)
 
 
 def rows_of(contexts: Any, spec: Sequence[Column]) -> list[tuple[Any, ...]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from pi_nb.analysis.columns import Column, check_kinds, rows_of, select_columns
+from pi_nb.analysis.columns import Column, ColumnPick, check_kinds, rows_of, select_columns
 from pi_nb.analysis.extract import (
     LoadedSession,
     compaction_contexts,
@@ -83,7 +83,7 @@ def session_rows(
     source: SessionSource,
     kinds: Sequence[str],
     *,
-    columns: Mapping[str, str | Sequence[str] | None] | None = None,
+    columns: Mapping[str, ColumnPick] | None = None,
     strict: bool | None = None,
     encoding: str | None = None,
     progress: Callable[[int], ProgressHook] | None = None,

@@ -39,7 +39,7 @@ from typing import Any, cast
 import pandas as pd
 
 from pi_nb.analysis import corpus as _engine
-from pi_nb.analysis.columns import select_columns
+from pi_nb.analysis.columns import ColumnPick, select_columns
 from pi_nb.errors import MissingDependencyError, NotebookError
 from pi_nb.notebook import frames as _frames
 from pi_nb.session.source import Problem
@@ -60,7 +60,7 @@ SCHEMAS: dict[str, dict[str, str]] = _frames.FRAME_DTYPES
 """The fixed dtypes of each frame kind (nullable integers and booleans, ``string``, UTC
 timestamps): the same in memory, in worker processes and on Dask."""
 
-Columns = Mapping[str, "str | Sequence[str] | None"]
+Columns = Mapping[str, ColumnPick]
 
 
 def _schema(kind: str) -> dict[str, str]:

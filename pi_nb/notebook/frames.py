@@ -57,7 +57,7 @@ from pi_nb.analysis.columns import TIMESTAMP_DTYPE as TIMESTAMP_DTYPE
 from pi_nb.analysis.columns import TOOL_RESULT_COLUMNS as TOOL_RESULT_COLUMNS
 from pi_nb.analysis.columns import USAGE_COLUMNS as USAGE_COLUMNS
 from pi_nb.analysis.columns import Column as Column
-from pi_nb.analysis.columns import check_kinds, select_columns
+from pi_nb.analysis.columns import ColumnPick, check_kinds, select_columns
 from pi_nb.analysis.columns import column_dtype as column_dtype
 from pi_nb.analysis.extract import LoadedSession as LoadedSession
 from pi_nb.analysis.extract import as_float, as_int, as_text
@@ -244,7 +244,7 @@ def session_managers(
 # ---------------------------------------------------------------------------------------------
 # the frames
 
-Columns = Mapping[str, str | Sequence[str] | None]
+Columns = Mapping[str, ColumnPick]
 """``{kind: the column names to read}`` (a kind missing, or ``None``: every column)."""
 
 
@@ -270,7 +270,7 @@ def frame_of_rows(
     rows: Sequence[Sequence[Any]],
     *,
     encoding: str | None = None,
-    columns: str | Sequence[str] | None = None,
+    columns: ColumnPick = None,
 ) -> Any:
     """The frame of ``kind`` from rows of :func:`session_rows` (every column in its fixed dtype)."""
     return _frame(select_columns(kind, columns, encoding=encoding), rows)
@@ -302,7 +302,7 @@ def _one(
     strict: bool | None,
     encoding: str | None,
     progress: bool | None,
-    columns: str | Sequence[str] | None = None,
+    columns: ColumnPick = None,
 ) -> Any:
     check_kinds([kind])
     got = session_frames(
@@ -317,7 +317,7 @@ def entries_df(
     strict: bool | None = None,
     encoding: str | None = None,
     progress: bool | None = None,
-    columns: str | Sequence[str] | None = None,
+    columns: ColumnPick = None,
 ) -> Any:
     """One row per session entry (file order).
 
@@ -337,7 +337,7 @@ def messages_df(
     strict: bool | None = None,
     encoding: str | None = None,
     progress: bool | None = None,
-    columns: str | Sequence[str] | None = None,
+    columns: ColumnPick = None,
 ) -> Any:
     """One row per entry that puts a message in context (``message``, ``custom_message``,
     ``branch_summary`` with a summary, ``compaction``), with the message's role, its full text
@@ -352,7 +352,7 @@ def tool_results_df(
     *,
     strict: bool | None = None,
     progress: bool | None = None,
-    columns: str | Sequence[str] | None = None,
+    columns: ColumnPick = None,
 ) -> Any:
     """One row per ``toolResult`` message, with the call that asked for it and Pi's truncation
     details (``details.truncation`` fields as snake_case columns; ``<NA>`` where the tool
@@ -369,7 +369,7 @@ def usage_df(
     *,
     strict: bool | None = None,
     progress: bool | None = None,
-    columns: str | Sequence[str] | None = None,
+    columns: ColumnPick = None,
 ) -> Any:
     """One row per assistant message with its provider usage (and cost, as the message stored it).
 
@@ -387,7 +387,7 @@ def compactions_df(
     *,
     strict: bool | None = None,
     progress: bool | None = None,
-    columns: str | Sequence[str] | None = None,
+    columns: ColumnPick = None,
 ) -> Any:
     """One row per ``compaction`` entry: ``tokens_before`` (Pi's estimate when it compacted),
     ``first_kept_entry_id``, the summary, ``estimate_tokens_after`` (Pi's ``estimatedTokensAfter``:
@@ -400,7 +400,7 @@ def compactions_df(
 
 def sessions_df(
     source: SessionSource,
-    columns: Sequence[str] | None = None,
+    columns: ColumnPick = None,
     progress: bool | None = None,
     *,
     strict: bool | None = None,

@@ -294,3 +294,21 @@ def test_a_column_of_ones_own_is_read_like_the_declared_ones() -> None:
         F.entries_df(FIXTURE, columns=[C.Column("x", "int", lambda r: 1)])  # type: ignore[arg-type]
     with pytest.raises(NotebookError, match="asked for twice"):
         F.entries_df(FIXTURE, columns=["entry_id", "entry_id"])
+
+
+def test_the_corpus_loaders_read_only_the_columns_asked_for() -> None:
+    from pi_nb.notebook.corpus import corpus_dask, load_corpus
+
+    pick = {"usage": ["entry_id", "cost_total"], "entries": ["type"]}
+    full = F.session_frames(SOURCES, ["usage", "entries"])
+    for workers in (1, 2):
+        got = load_corpus(SOURCES, ["usage", "entries"], workers=workers, chunk_size=2, columns=pick)
+        for kind, names in pick.items():
+            assert_frame_equal(got[kind], full[kind][names])
+    pytest.importorskip("dask")
+    import dask
+
+    lazy = corpus_dask(SOURCES, ["usage", "entries"], files_per_partition=3, columns=pick)
+    with dask.config.set(scheduler="synchronous"):
+        for kind, names in pick.items():
+            assert_frame_equal(lazy[kind].compute().reset_index(drop=True), full[kind][names])

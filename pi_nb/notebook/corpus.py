@@ -116,7 +116,9 @@ def load_corpus(
     ``chunk_size`` files at a time (default: the files split in ``8 * workers`` chunks, at most
     64 files each); at most ``in_flight`` chunks (default ``2 * workers``) are being read at once,
     so memory holds a bounded number of parsed sessions plus the rows. Every file is read once
-    for all ``kinds``; ``columns={kind: [names]}`` reads only those columns of a kind. The frames
+    for all ``kinds``; ``columns={kind: [names]}`` reads only those columns of a kind (a
+    :class:`~pi_nb.analysis.columns.Column` of one's own, with ``workers > 1``, needs a value
+    function the worker processes can unpickle: a module-level function). The frames
     equal the in-memory ones (``entries_df(source)`` ...). ``strict`` and ``progress`` as in
     :mod:`pi_nb.notebook.frames` (``strict=False`` returns ``({kind: frame}, errors)``).
     """
@@ -173,6 +175,7 @@ def corpus_dask(
     *,
     files_per_partition: int = 64,
     strict: bool | None = None,
+    columns: Columns | None = None,
 ) -> Any:
     """The frame ``kind`` of every session file of ``source`` as a ``dask.dataframe`` (or, for a
     list of kinds, ``{kind: dask.dataframe}`` whose partitions share one read of each file).
@@ -184,7 +187,7 @@ def corpus_dask(
     ``.compute().reset_index(drop=True)`` for one frame. A progress bar: ``dask.diagnostics``'
     ``ProgressBar`` for the local schedulers, ``distributed.progress`` on a cluster. ``strict``
     as in :mod:`pi_nb.notebook.frames` (``False`` drops the problems; the warnings of
-    ``None`` go to the workers' logs).
+    ``None`` go to the workers' logs); ``columns={kind: [names]}`` reads only those columns.
     """
     try:
         import dask
@@ -202,14 +205,14 @@ def corpus_dask(
     if files_per_partition < 1:
         raise NotebookError(f"files_per_partition must be 1 or more, got {files_per_partition}")
     files = _engine.corpus_files(source)
-    metas = {k: _frames.frame_of_rows(k, []) for k in kinds}
+    metas = {k: _frames.frame_of_rows(k, [], columns=(columns or {}).get(k)) for k in kinds}
     out: dict[str, Any] = {}  # {kind: dask.dataframe} (Dask has no type information here)
     with dask.config.set({"dataframe.convert-string": False}):
         if not files:
             out = {k: dd.from_pandas(metas[k], npartitions=1) for k in kinds}
         else:
             bag = db.from_sequence(files, partition_size=files_per_partition)
-            parts = [delayed(_partition)(part, kinds, strict) for part in bag.to_delayed()]
+            parts = [delayed(_partition)(part, kinds, strict, columns) for part in bag.to_delayed()]
             for k in kinds:
                 pieces = [delayed(_pick)(p, k) for p in parts]
                 out[k] = dd.from_delayed(pieces, meta=metas[k], verify_meta=False)

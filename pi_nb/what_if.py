@@ -78,10 +78,11 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, TypeGuard, cast
 
-from pi_nb.compaction.overflow import is_context_overflow, is_recoverable_length
+from pi_nb.compaction.decision import Checkpoint, CompactionDecision, ContextCount, ModelRef, decide
+from pi_nb.compaction.overflow import is_context_overflow
 from pi_nb.compaction.preparation import CompactionPreparation, prepare_compaction
 from pi_nb.compaction.serialization import compute_file_lists, format_file_operations
-from pi_nb.compaction.settings import CompactionSettings, should_compact
+from pi_nb.compaction.settings import CompactionSettings
 from pi_nb.errors import InvalidSessionFileError, ReplayError
 from pi_nb.messages import AgentMessage, AssistantMessage, Usage
 from pi_nb.session.context import session_entry_to_context_messages
@@ -120,7 +121,6 @@ __all__ = [
     "sweep",
 ]
 
-Checkpoint = Literal["after_run", "pre_prompt", "between_turns"]
 CHECKPOINTS: tuple[Checkpoint, ...] = ("after_run", "pre_prompt", "between_turns")
 """The three places Pi 0.85.0 checks for automatic compaction, in pi_nb's names."""
 
@@ -896,7 +896,7 @@ class _Walk:
             # 1. checkpoints that sit before entry g
             if g > 0 and self.last_run_assistant is not None:
                 idx, self.last_run_assistant = self.last_run_assistant, None
-                yield from self._check("after_run", g, idx, skip_aborted=True)
+                yield from self._check("after_run", g, idx)
             if entry is not None:
                 role = _role(entry)
                 messages = _entry_messages(entry)
@@ -906,7 +906,7 @@ class _Walk:
                 elif role == "user":
                     last = self.sim.last_assistant()
                     if last is not None:
-                        yield from self._check("pre_prompt", g, last, skip_aborted=False)
+                        yield from self._check("pre_prompt", g, last)
             # 2. the recorded compactions at this place
             for comp in self.recorded_at.get(g, ()):
                 self._apply_recorded(comp, g)
@@ -1077,91 +1077,78 @@ class _Walk:
         self.decisions.append(decision)
         return decision
 
+    def _model_ref(self, message: AgentMessage | None, window: int) -> ModelRef:
+        """The model in force: the latest ``model_change``; before any, the message's own model
+        (so an overflow is always this model's)."""
+        change = self.model_change
+        if change is not None:
+            return ModelRef(change.get("provider"), change.get("modelId"), window, self.policy.max_tokens)
+        fields: Mapping[str, Any] = message or {}
+        return ModelRef(fields.get("provider"), fields.get("model"), window, self.policy.max_tokens)
+
     def _between_turns(self, g: int) -> Generator[_SummaryRequest, str, None]:
         self._path_length_at_check = len(self.sim_path)
-        window = self._window()
-        tokens = self.sim.tokens()
-        if not self.settings.enabled:
-            self._decision("between_turns", g, None, window, tokens, "estimate", None, "disabled")
-            return
-        if window <= 0:
-            self._decision("between_turns", g, None, window, tokens, "estimate", None, "no_window")
-            return
-        if should_compact(tokens, window, self.settings):
-            yield from self._compact("between_turns", g, None, window, tokens, "estimate", "threshold", False)
-        else:
-            self._decision("between_turns", g, None, window, tokens, "estimate", None, "below_threshold")
+        model = self._model_ref(None, self._window())
+        decision = decide(
+            "between_turns", None, self.settings, model, lambda: ContextCount(self.sim.tokens())
+        )
+        yield from self._carry_out(decision, g, None)
 
-    def _check(
-        self, checkpoint: Checkpoint, g: int, index: int, *, skip_aborted: bool
-    ) -> Generator[_SummaryRequest, str, None]:
-        """Pi's ``_checkCompaction(msg, skipAbortedCheck)`` on the state message at ``index``."""
+    def _check(self, checkpoint: Checkpoint, g: int, index: int) -> Generator[_SummaryRequest, str, None]:
+        """Pi's ``_checkCompaction`` on the state message at ``index`` (after a run, before a prompt)."""
         self._path_length_at_check = len(self.sim_path)
         window = self._window()
-        msg = self.sim.msgs[index]
+        msg = cast(AssistantMessage, self.sim.msgs[index])
         mid = str(self.sim_path[self.sim.tags[index]].get("id"))
-        if not self.settings.enabled:
-            self._decision(checkpoint, g, mid, window, None, None, None, "disabled")
-            return
-        if skip_aborted and msg.get("stopReason") == "aborted":
-            self._decision(checkpoint, g, mid, window, None, None, None, "aborted")
-            return
-        if self.latest_compaction is not None and self.sim.tags[index] < self.latest_compaction:
-            self._decision(checkpoint, g, mid, window, None, None, None, "stale")
-            return
-        model_change = self.model_change
-        same_model = model_change is None or (
-            msg.get("provider") == model_change.get("provider")
-            and msg.get("model") == model_change.get("modelId")
-        )
-        # both checks read the message tolerantly and answer False for anything but an assistant message
-        overflow = same_model and is_context_overflow(cast(AssistantMessage, msg), window)
-        recoverable = same_model and is_recoverable_length(
-            cast(AssistantMessage, msg), self.policy.max_tokens
-        )
-        usage_source: Literal["usage", "rebased_usage"] = (
-            "rebased_usage" if id(msg) in self.rebased else "usage"
-        )
+        latest = self.latest_compaction  # order instead of clocks (see the module docstring)
 
-        usage = msg.get("usage")
-        direct = _checked_context_tokens(usage) if isinstance(usage, Mapping) and usage else 0
-        if overflow or recoverable:
-            will_retry = msg.get("stopReason") != "stop"
-            if not will_retry:
-                yield from self._compact(checkpoint, g, mid, window, direct, usage_source, "overflow", False)
-                return
-            if self.attempted:
-                self._decision(
-                    checkpoint, g, mid, window, direct, usage_source, "overflow", "recovery_failed"
-                )
-                return
-            self.attempted = True
-            diverged = self.diverged
-            if self.sim.msgs and self.sim.msgs[-1].get("role") == "assistant":
-                self.sim.drop_last()  # Pi drops the failed response from the agent state first
-                self._update_diverged()
-            yield from self._compact(
-                checkpoint, g, mid, window, direct, usage_source, "overflow", True, diverged=diverged
-            )
-            return
-        source: TokensSource
-        if msg.get("stopReason") == "error" or direct == 0:
+        def estimate() -> ContextCount:
             anchor = self.sim.anchor()
-            if (
+            stale = (
                 anchor is not None
-                and self.latest_compaction is not None
+                and latest is not None
                 and self.sim.msgs[anchor].get("role") == "assistant"
-                and self.sim.tags[anchor] < self.latest_compaction
-            ):
-                self._decision(checkpoint, g, mid, window, self.sim.tokens(), "estimate", None, "stale")
-                return
-            tokens, source = self.sim.tokens(), "estimate"
-        else:
-            tokens, source = direct, usage_source
-        if should_compact(tokens, window, self.settings):
-            yield from self._compact(checkpoint, g, mid, window, tokens, source, "threshold", False)
-        else:
-            self._decision(checkpoint, g, mid, window, tokens, source, None, "below_threshold")
+                and self.sim.tags[anchor] < latest
+            )
+            return ContextCount(self.sim.tokens(), stale)
+
+        decision = decide(
+            checkpoint,
+            msg,
+            self.settings,
+            self._model_ref(msg, window),
+            estimate,
+            message_stale=latest is not None and self.sim.tags[index] < latest,
+            overflow_attempted=self.attempted,
+        )
+        yield from self._carry_out(decision, g, mid, rebased=id(msg) in self.rebased)
+
+    def _carry_out(
+        self, decision: CompactionDecision, g: int, mid: str | None, *, rebased: bool = False
+    ) -> Generator[_SummaryRequest, str, None]:
+        """The replay's side of a decision: record it, and compact on the simulated path."""
+        checkpoint, window, tokens = decision.checkpoint, decision.context_window, decision.tokens
+        source: TokensSource | None = decision.tokens_source
+        if source == "usage" and rebased:
+            source = "rebased_usage"
+        if not decision.compacts:
+            outcome = "stale" if decision.why == "stale_usage" else decision.why
+            reason: Reason | None = "overflow" if decision.why == "recovery_failed" else None
+            self._decision(checkpoint, g, mid, window, tokens, source, reason, outcome)
+            return
+        assert source is not None  # a firing decision always says where its count came from
+        if not decision.will_retry:
+            reason = "overflow" if decision.action == "overflow" else "threshold"
+            yield from self._compact(checkpoint, g, mid, window, tokens, source, reason, False)
+            return
+        self.attempted = True
+        diverged = self.diverged
+        if self.sim.msgs and self.sim.msgs[-1].get("role") == "assistant":
+            self.sim.drop_last()  # Pi drops the failed response from the agent state first
+            self._update_diverged()
+        yield from self._compact(
+            checkpoint, g, mid, window, tokens, source, "overflow", True, diverged=diverged
+        )
 
     def _compact(
         self,
@@ -1169,7 +1156,7 @@ class _Walk:
         g: int,
         mid: str | None,
         window: int,
-        tokens: int,
+        tokens: int | None,
         source: TokensSource,
         reason: Reason,
         will_retry: bool,

@@ -935,24 +935,19 @@ class AgentSession:
         def estimate() -> ContextCount:
             counted = estimate_context_tokens(messages)
             anchor = messages[counted.last_usage_index] if counted.last_usage_index is not None else None
-            stale = (
-                latest_ms is not None
-                and anchor is not None
-                and anchor.get("role") == "assistant"
-                and (anchor.get("timestamp") or 0) <= latest_ms
-            )
-            return ContextCount(counted.tokens, stale)
+            stale = anchor is not None and anchor.get("role") == "assistant"
+            return ContextCount(counted.tokens, stale and _not_newer(anchor, latest_ms))
 
         signature = _last_tool_calls(self.agent.state.messages)
         return decide(
             checkpoint,
             msg,
             self.settings.get_compaction_settings(),
-            ModelRef(model.provider, model.id, model.context_window, model.max_tokens),
+            ModelRef(model.provider, model.id, model.context_window, model.max_tokens)
+            if model is not None
+            else None,
             estimate,
-            message_stale=latest_ms is not None
-            and msg is not None
-            and (msg.get("timestamp") or 0) <= latest_ms,
+            message_stale=msg is not None and _not_newer(msg, latest_ms),
             overflow_attempted=self._overflow_recovery_attempted,
             repeats_overflow=bool(signature) and signature == self._overflow_signature,
             compactions_so_far=self._auto_compactions,
@@ -1269,6 +1264,15 @@ def _last_tool_calls(messages: Sequence[AgentMessage]) -> tuple[str, ...]:
 def _branch_summary_entry(entry: Mapping[str, Any] | None) -> BranchSummaryEntry | None:
     """``NavigateTreeResult.summary_entry``: the ``branch_summary`` entry the navigation appended."""
     return cast(BranchSummaryEntry, entry) if entry is not None else None
+
+
+def _not_newer(message: Mapping[str, Any] | None, latest_ms: float | None) -> bool:
+    """Pi's ``message.timestamp <= compactionTime`` (false without a compaction or a numeric
+    timestamp, as ``undefined <= n`` is in JavaScript)."""
+    ts = message.get("timestamp") if message is not None else None
+    if latest_ms is None or isinstance(ts, bool) or not isinstance(ts, (int, float)):
+        return False
+    return ts <= latest_ms
 
 
 def _iso_ms(iso: str) -> float:

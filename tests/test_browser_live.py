@@ -271,9 +271,7 @@ def _drive(browser: Any, base: str, url_path: str, shots: Path, name: str) -> No
     context.close()
 
 
-@pytest.mark.parametrize(
-    ("app", "url_path"), [("lab", "/lab/tree/live.ipynb"), ("notebook", "/notebooks/live.ipynb")]
-)
+@pytest.mark.parametrize(("app", "url_path"), [("lab", "/lab/tree/live.ipynb"), ("notebook", "/notebooks/live.ipynb")])
 def test_live_widgets(browser: Any, tmp_path: Path, app: str, url_path: str) -> None:
     pytest.importorskip("jupyterlab") if app == "lab" else pytest.importorskip("notebook")
     _write_notebook(tmp_path / "live.ipynb")

@@ -25,14 +25,8 @@ def test_engine_models_need_no_notebook_stack() -> None:
         "heavy = [m for m in ('ipywidgets', 'IPython', 'pandas', 'matplotlib', 'pi_nb.notebook') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
 
 

@@ -15,9 +15,7 @@ from pi_nb.tools.diff import diff_lines
 
 
 def lines(alphabet: str, size: int) -> st.SearchStrategy[str]:
-    return st.lists(st.sampled_from(list(alphabet)), max_size=size).map(
-        lambda xs: "".join(x + "\n" for x in xs)
-    )
+    return st.lists(st.sampled_from(list(alphabet)), max_size=size).map(lambda xs: "".join(x + "\n" for x in xs))
 
 
 @settings(max_examples=400, deadline=None)
@@ -39,9 +37,7 @@ def test_handover_after_the_scalar_steps_equals_the_scalar_port() -> None:
     rnd = random.Random(7)
     base = [f"line {i}\n" for i in range(600)]
     for _ in range(6):
-        new = [
-            x if rnd.random() < 0.6 else rnd.choice(["x\n", "y\n", f"n{rnd.randint(0, 50)}\n"]) for x in base
-        ]
+        new = [x if rnd.random() < 0.6 else rnd.choice(["x\n", "y\n", f"n{rnd.randint(0, 50)}\n"]) for x in base]
         old_text, new_text = "".join(base), "".join(new)
         assert diff_lines(old_text, new_text) == diff_lines(old_text, new_text, vectorized=False)
 

@@ -20,13 +20,8 @@ from pi_nb.errors import NotebookError
 from pi_nb.notebook.following import SessionFollower, follow
 from pi_nb.session.tail import SessionTail
 
-HEADER = {
-    "type": "session",
-    "version": 3,
-    "id": "follow-1",
-    "timestamp": "2026-01-01T00:00:00.000Z",
-    "cwd": "/tmp",
-}
+HEADER = {"type": "session", "version": 3, "id": "follow-1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"}
+
 
 
 def catalog_window(provider: str, model_id: str) -> int:
@@ -42,32 +37,13 @@ def catalog_window(provider: str, model_id: str) -> int:
 
 def entry(i: int, parent: str | None) -> dict:
     role = "user" if i % 2 == 0 else "assistant"
-    msg: dict = {
-        "role": role,
-        "content": [{"type": "text", "text": f"message {i}"}],
-        "timestamp": 1_767_225_600_000 + i,
-    }
+    msg: dict = {"role": role, "content": [{"type": "text", "text": f"message {i}"}], "timestamp": 1_767_225_600_000 + i}
     if role == "assistant":
-        msg.update(
-            provider="anthropic",
-            model="claude-sonnet-4-5",
-            stopReason="stop",
-            usage={
-                "input": 100 + i,
-                "output": 10,
-                "cacheRead": 0,
-                "cacheWrite": 0,
-                "totalTokens": 110 + i,
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-            },
-        )
-    return {
-        "type": "message",
-        "id": f"e{i}",
-        "parentId": parent,
-        "timestamp": f"2026-01-01T00:00:{i % 60:02d}.000Z",
-        "message": msg,
-    }
+        msg.update(provider="anthropic", model="claude-sonnet-4-5", stopReason="stop",
+                   usage={"input": 100 + i, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 110 + i,
+                          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
+    return {"type": "message", "id": f"e{i}", "parentId": parent, "timestamp": f"2026-01-01T00:00:{i % 60:02d}.000Z",
+            "message": msg}
 
 
 def line(obj: dict) -> bytes:

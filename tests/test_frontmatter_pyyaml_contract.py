@@ -35,9 +35,7 @@ def test_every_replaced_method_exists_in_pyyaml_with_the_same_parameters() -> No
     assert overrides, "the loader overrides nothing: update this test"
     for name, ours in overrides.items():
         theirs = getattr(yaml.SafeLoader, name, None)
-        assert theirs is not None, (
-            f"PyYAML {yaml.__version__} has no {name}: the frontmatter override is dead"
-        )
+        assert theirs is not None, f"PyYAML {yaml.__version__} has no {name}: the frontmatter override is dead"
         ours_params = list(inspect.signature(ours).parameters)  # type: ignore[arg-type]
         their_params = list(inspect.signature(theirs).parameters)
         assert ours_params == their_params, (name, ours_params, their_params)

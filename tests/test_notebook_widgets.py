@@ -49,6 +49,7 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]
     return RecordingComm.sent
 
 
+
 def catalog_window(provider: str, model_id: str) -> int:
     """The window the model catalog gives (Pi's catalog when pi_nb has it, else the registry)."""
     try:
@@ -294,17 +295,8 @@ def test_budget_view_bundle_and_errors() -> None:
     assert isinstance(found, BudgetView)
     assert found.budget.context_window == catalog_window("anthropic", "claude-sonnet-4-5")
     with pytest.raises(NotebookError, match="model_context_window"):
-        token_budget(
-            [
-                {
-                    "type": "message",
-                    "id": "a",
-                    "parentId": None,
-                    "timestamp": "2026-01-01T00:00:00.000Z",
-                    "message": {"role": "user", "content": "hi", "timestamp": 1},
-                }
-            ]
-        )
+        token_budget([{"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+                       "message": {"role": "user", "content": "hi", "timestamp": 1}}])
     with pytest.raises(NotebookError, match="TokenBudget or a BudgetInput"):
         BudgetView("nope")  # type: ignore[arg-type]
 

@@ -815,11 +815,7 @@ def test_a_path_swapped_for_a_fifo_after_the_check_is_not_written(
 
     monkeypatch.setattr(module, "open_regular_for_write", swapped)
     t = create_tool(tool, str(tmp_path))
-    args = (
-        {"path": "notes.txt", "content": "new"}
-        if tool == "write"
-        else {"path": "notes.txt", "edits": [{"oldText": "old", "newText": "new"}]}
-    )
+    args = {"path": "notes.txt", "content": "new"} if tool == "write" else {"path": "notes.txt", "edits": [{"oldText": "old", "newText": "new"}]}
 
     async def run() -> str:
         try:

@@ -503,9 +503,7 @@ def test_an_error_body_a_provider_cut_inside_a_key_keeps_no_part_of_it(
     )  # < 4 chars kept
 
 
-@pytest.mark.parametrize(
-    "api", ["openai-completions", "anthropic-messages", "openai-responses", "mistral-conversations"]
-)
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses", "mistral-conversations"])
 @pytest.mark.parametrize("offset", [3980, 3990, 3999])
 def test_a_provider_error_cut_at_4000_keeps_no_start_of_a_key(
     api: str, offset: int, monkeypatch: pytest.MonkeyPatch
@@ -534,15 +532,11 @@ def test_a_provider_error_cut_at_4000_keeps_no_start_of_a_key(
     }[api]
     for name in ("GROQ_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "MISTRAL_API_KEY"):
         monkeypatch.setenv(name, "test-key-0123456789")
-    transport = CaptureTransport(
-        [{"status": 400, "headers": {"content-type": "application/json"}, "body": body}]
-    )
+    transport = CaptureTransport([{"status": 400, "headers": {"content-type": "application/json"}, "body": body}])
     model = get_model(spec, transport=transport)
 
     async def run() -> str:
-        async for event in model.stream(
-            Context("s", [{"role": "user", "content": "hi", "timestamp": 1}]), StreamOptions()
-        ):
+        async for event in model.stream(Context("s", [{"role": "user", "content": "hi", "timestamp": 1}]), StreamOptions()):
             if event["type"] == "error":
                 return str(event["error"].get("errorMessage"))
         raise AssertionError("no error")

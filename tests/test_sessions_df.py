@@ -94,9 +94,7 @@ def test_costs_stored_priced_from_the_catalog_or_missing(tmp_path: Path) -> None
     assert spec is not None
     usage = F.usage_df(path)
     expected = sum(
-        pi_nb.calculate_cost(spec, {k: int(r[k]) for k in ("input", "output", "cacheRead", "cacheWrite")})[
-            "total"
-        ]
+        pi_nb.calculate_cost(spec, {k: int(r[k]) for k in ("input", "output", "cacheRead", "cacheWrite")})["total"]
         for _, r in usage.rename(columns={"cache_read": "cacheRead", "cache_write": "cacheWrite"}).iterrows()
     )
     row = F.sessions_df(path).iloc[0]

@@ -38,11 +38,7 @@ def _notebook() -> nbformat.NotebookNode:
         cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
         nb.cells.append(cell)
     only_widget = nbformat.v4.new_code_cell("w")
-    only_widget.outputs = [
-        nbformat.v4.new_output(
-            "display_data", data={WIDGET: {"model_id": "x", "version_major": 2, "version_minor": 0}}
-        )
-    ]
+    only_widget.outputs = [nbformat.v4.new_output("display_data", data={WIDGET: {"model_id": "x", "version_major": 2, "version_minor": 0}})]
     nb.cells.append(only_widget)
     return nb
 
@@ -81,9 +77,7 @@ def test_preprocessor_in_a_plain_html_exporter() -> None:
 
 
 def test_exporter_is_registered_for_nbconvert() -> None:
-    eps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][
-        "nbconvert.exporters"
-    ]
+    eps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["nbconvert.exporters"]
     module, _, name = eps["pi_nb_html"].partition(":")
     import importlib
 
@@ -97,12 +91,7 @@ def test_jupyter_nbconvert_to_the_exporter(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
         [sys.executable, "-m", "nbconvert", "--to", "pi_nb.notebook.export.StaticHTMLExporter", str(path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=280,
-        check=False,
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=280, check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     _check_static((tmp_path / "run.html").read_text())

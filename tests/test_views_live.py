@@ -24,6 +24,7 @@ LONG = "word " * 200 + "THE-END"
 ANSWER = "Here is code:\n\n```python\nprint('hi')\n```\n\nand **bold**."
 
 
+
 def catalog_window(provider: str, model_id: str) -> int:
     """The window the model catalog gives (Pi's catalog when pi_nb has it, else the registry)."""
     try:
@@ -40,22 +41,10 @@ def build() -> tuple[SessionManager, dict[str, str]]:
     ids = {}
     ids["u1"] = sm.append_message({"role": "user", "content": LONG, "timestamp": 1})
     ids["a1"] = sm.append_message(
-        {
-            "role": "assistant",
-            "content": [{"type": "text", "text": ANSWER}],
-            "provider": "anthropic",
-            "model": "claude-sonnet-4-5",
-            "stopReason": "stop",
-            "timestamp": 2,
-            "usage": {
-                "input": 10,
-                "output": 5,
-                "cacheRead": 0,
-                "cacheWrite": 0,
-                "totalTokens": 15,
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-            },
-        }
+        {"role": "assistant", "content": [{"type": "text", "text": ANSWER}], "provider": "anthropic",
+         "model": "claude-sonnet-4-5", "stopReason": "stop", "timestamp": 2,
+         "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
+                   "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}}
     )
     ids["u2"] = sm.append_message({"role": "user", "content": "second", "timestamp": 3})
     sm.branch(ids["a1"])
@@ -126,9 +115,7 @@ def test_navigating_to_the_current_leaf_says_nothing_changed() -> None:
     assert view.model.selected_id == ids["u3"]
     assert view.navigate_button.disabled and "already the leaf" in view.navigate_button.tooltip
     assert view.navigate(ids["u3"], summarize=True) is None
-    assert (
-        rec.calls == [] and "nothing changed" in view.last_status and "nothing changed" in view.status.value
-    )
+    assert rec.calls == [] and "nothing changed" in view.last_status and "nothing changed" in view.status.value
 
 
 def test_fold_is_disabled_where_there_is_nothing_to_fold() -> None:
@@ -171,9 +158,7 @@ def test_views_take_directories_lists_and_agent_sessions(tmp_path: Path) -> None
     assert len(session_tree([tmp_path / "a.jsonl", tmp_path / "b.jsonl"])) == 2
     budgets = token_budget([tmp_path])
     assert isinstance(budgets, ViewGroup) and len(budgets) == 2
-    assert all(
-        v.budget.context_window == catalog_window("anthropic", "claude-sonnet-4-5") for v in budgets.views
-    )
+    assert all(v.budget.context_window == catalog_window("anthropic", "claude-sonnet-4-5") for v in budgets.views)
     with pytest.raises(NotebookError, match="no session files"):
         session_tree(tmp_path / "empty") if (tmp_path / "empty").mkdir() is None else None
     with pytest.raises(NotebookError, match="a session source must be"):
@@ -197,8 +182,7 @@ def test_views_take_directories_lists_and_agent_sessions(tmp_path: Path) -> None
     assert budget.budget.leaf_id == tree.model.leaf_id  # the budget followed the turn too
     assert budget.budget.system_prompt_known
     target = next(
-        e["id"]
-        for e in agent.session_manager.get_entries()
+        e["id"] for e in agent.session_manager.get_entries()
         if e["type"] == "message" and e["message"]["role"] == "assistant"
     )
     tree.navigate(target)  # through the AgentSession (Pi's navigateTree)
@@ -233,18 +217,9 @@ def test_read_line_counts_are_explained(tmp_path: Path) -> None:
     result = asyncio.run(tool.execute("c1", {"path": "big.txt"}))
     content = result.content if hasattr(result, "content") else result["content"]
     details = result.details if hasattr(result, "details") else result["details"]
-    msg = {
-        "role": "toolResult",
-        "toolCallId": "c1",
-        "toolName": "read",
-        "content": content,
-        "details": details,
-        "isError": False,
-        "timestamp": 1,
-    }
-    view = tool_result_truncation(
-        msg, tool_call={"name": "read", "arguments": {"path": "big.txt"}}, cwd=str(tmp_path)
-    )
+    msg = {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": content, "details": details,
+           "isError": False, "timestamp": 1}
+    view = tool_result_truncation(msg, tool_call={"name": "read", "arguments": {"path": "big.txt"}}, cwd=str(tmp_path))
     out = view.to_text()
     assert "of 5000 lines" in out and 'the notice says "of 5001"' in out and "final newline" in out
 

@@ -25,13 +25,8 @@ def snapshot(model: SessionTreeModel) -> dict[str, Any]:
 
 
 def fresh_like(model: SessionTreeModel) -> SessionTreeModel:
-    other = SessionTreeModel(
-        model.session,
-        filter_mode=model.filter_mode,
-        page_size=model.page_size,
-        run_threshold=model.run_threshold,
-        run_keep=model.run_keep,
-    )
+    other = SessionTreeModel(model.session, filter_mode=model.filter_mode, page_size=model.page_size,
+                             run_threshold=model.run_threshold, run_keep=model.run_keep)
     other.folded = set(model.folded)
     other.expanded_runs = set(model.expanded_runs)
     if model.selected_id is not None:
@@ -113,13 +108,8 @@ def test_a_rewritten_session_is_rebuilt() -> None:
             return None
 
     def e(i: int, parent: str | None) -> dict[str, Any]:
-        return {
-            "type": "message",
-            "id": f"x{i}",
-            "parentId": parent,
-            "timestamp": "2026-01-01T00:00:00.000Z",
-            "message": {"role": "user", "content": f"m{i}", "timestamp": i},
-        }
+        return {"type": "message", "id": f"x{i}", "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z",
+                "message": {"role": "user", "content": f"m{i}", "timestamp": i}}
 
     src = Source([e(0, None), e(1, "x0")])
     assert isinstance(src, TreeSource)
@@ -140,10 +130,7 @@ def test_fold_rules_and_full_text() -> None:
     assert model.can_fold(a) and not model.can_fold(b)
     with pytest.raises(NotebookError, match="no children"):
         model.fold(b)
-    assert (
-        model.full_text(model.entry(a)).startswith("hello\nworld")
-        and len(model.full_text(model.entry(a))) > 400
-    )
+    assert model.full_text(model.entry(a)).startswith("hello\nworld") and len(model.full_text(model.entry(a))) > 400
     assert len(model.display(model.entry(a))[1]) == 200  # Pi's row text stays Pi's
     row = next(r for r in model.rows() if r.entry_id == b)
     assert not row.can_fold

@@ -31,15 +31,15 @@ for (const c of cases) {
 	};
 	let threw = null;
 	try {
-	if (c.checkpoint === "between_turns") {
-		await AgentSession.prototype._compactBeforeNextAssistantResponse.call(stub, {
-			systemPrompt: "",
-			messages: c.messages.slice(),
-			tools: [],
-		});
-	} else {
-		await AgentSession.prototype._checkCompaction.call(stub, c.message, c.checkpoint === "after_run");
-	}
+		if (c.checkpoint === "between_turns") {
+			await AgentSession.prototype._compactBeforeNextAssistantResponse.call(stub, {
+				systemPrompt: "",
+				messages: c.messages.slice(),
+				tools: [],
+			});
+		} else {
+			await AgentSession.prototype._checkCompaction.call(stub, c.message, c.checkpoint === "after_run");
+		}
 	} catch (error) {
 		threw = String(error);
 	}

@@ -155,6 +155,43 @@ def test_trust_question_is_answerable(shell: Any, tmp_path: Path) -> None:
     assert magics.session.settings.get_compaction_settings().reserve_tokens == 1234
 
 
+def test_a_session_started_before_the_answer_is_untrusted_until_answered(shell: Any, tmp_path: Path) -> None:
+    """The engine's trust question, asked while a session is built, waits for %pi trust."""
+    from pi_nb.resources.trust import ProjectTrustStore
+
+    (Path.cwd() / ".pi").mkdir()
+    (Path.cwd() / ".pi" / "settings.json").write_text('{"compaction": {"reserveTokens": 1234}}')
+    shell.run_line_magic("pi", "new --in-memory")
+    magics = shell.user_ns["_pi_magics"]
+    assert not magics.session.settings.is_project_trusted()
+    assert magics.session.settings.get_compaction_settings().reserve_tokens == 16384
+    assert magics._trust_prompt is not None and magics._trust_prompt.cwd == str(Path.cwd())
+    assert "Not trusted until you answer" in shell.run_line_magic("pi", "trust")
+    assert shell.run_line_magic("pi", "trust yes") == f"{Path.cwd()}: trusted (saved)"
+    assert magics.session.settings.get_compaction_settings().reserve_tokens == 1234
+    assert ProjectTrustStore(str(tmp_path / "agent")).get(str(Path.cwd())) is True
+    shell.run_line_magic("pi", "new --in-memory")  # saved: decided without asking
+    assert magics._trust_prompt is None and magics.session.settings.is_project_trusted()
+
+
+def test_unload_removes_the_magics_and_stops_their_loop() -> None:
+    from pi_nb.notebook.magics import load_ipython_extension, unload_ipython_extension
+
+    sh = InteractiveShell.instance()
+    load_ipython_extension(sh)
+    magics = sh.magics_manager.registry["PiMagics"]
+    thread = magics.loop.thread
+    assert thread.is_alive()
+    try:
+        unload_ipython_extension(sh)
+        assert "PiMagics" not in sh.magics_manager.registry
+        assert "pi" not in sh.magics_manager.magics["line"] and "pi" not in sh.magics_manager.magics["cell"]
+        thread.join(5)
+        assert not thread.is_alive()
+    finally:
+        load_ipython_extension(sh)
+
+
 def test_interrupt_aborts_the_turn_and_keeps_the_session(shell: Any) -> None:
     magics = shell.user_ns["_pi_magics"]
     shell.run_line_magic("pi", "new")

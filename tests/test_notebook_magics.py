@@ -226,3 +226,29 @@ def test_session_access_and_text_answers(shell: Any) -> None:
         return s.run("run `echo from a loop`").text
 
     assert "from a loop" in asyncio.run(inside_a_loop())
+
+
+def test_a_command_is_one_entry_of_the_table(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dispatcher, --help and Tab read the command table: one entry adds a command."""
+    import argparse
+
+    from pi_nb.notebook.magics import PiText, commands, completions
+    from pi_nb.notebook.magics.parsing import Command
+
+    def echo_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("text", nargs="*", metavar="TEXT", help="what to say")
+        p.add_argument("--loud", action="store_true", help="in capitals")
+
+    def echo(m: PiMagics, a: argparse.Namespace) -> str:
+        text = " ".join(a.text)
+        return text.upper() if a.loud else text
+
+    monkeypatch.setitem(commands._BY_NAME, "echo", Command("echo", "[TEXT]", "say it", echo_args, echo))
+    said = shell.run_line_magic("pi", "echo hello there --loud")
+    assert isinstance(said, PiText) and said == "HELLO THERE"
+    assert shell.run_line_magic("pi", "echo --help") is None
+    with pytest.raises(
+        UsageError, match=r"^%pi echo: unrecognized arguments: --quiet \(see %pi echo --help\)$"
+    ):
+        shell.run_line_magic("pi", "echo --quiet")
+    assert completions("%pi echo --") == ["--loud"]

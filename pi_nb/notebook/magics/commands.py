@@ -211,6 +211,12 @@ _MODELS_DTYPES = {
 }
 
 
+def _key_columns(provider: str, env: str | None) -> dict[str, Any]:
+    """The credential columns of one ``%pi models`` row: the key's variable and whether it is set
+    (never its value); ``None`` for a provider that sends no key. Their dtypes: :data:`_MODELS_DTYPES`."""
+    return {"key_env": env, "key_set": bool(env and os.environ.get(env, "").strip()) if env else None}
+
+
 def _models(m: PiMagics, a: argparse.Namespace) -> Any:
     import pandas as pd
 
@@ -249,8 +255,7 @@ def _models(m: PiMagics, a: argparse.Namespace) -> Any:
                 "input": ",".join(_field(s, "input") or ()),
                 "cost_input": _field(cost, "input") if cost else None,
                 "cost_output": _field(cost, "output") if cost else None,
-                "key_env": env,
-                "key_set": bool(env and os.environ.get(env, "").strip()) if env else None,
+                **_key_columns(provider, env),
             }
         )
     frame = pd.DataFrame(rows).astype(_MODELS_DTYPES)

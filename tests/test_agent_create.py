@@ -321,3 +321,12 @@ def test_the_classmethod_is_the_factory(dirs: tuple[Path, Path]) -> None:
     b = create_agent_session(cwd=str(cwd), agent_dir=str(agent), in_memory=True)
     assert type(a) is type(b) is AgentSession
     assert _entries(a) == _entries(b)
+
+
+def test_create_on_a_subclass_builds_the_subclass(dirs: tuple[Path, Path]) -> None:
+    agent, cwd = dirs
+
+    class Mine(AgentSession):
+        pass
+
+    assert type(Mine.create(cwd=str(cwd), agent_dir=str(agent), in_memory=True)) is Mine

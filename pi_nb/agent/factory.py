@@ -159,6 +159,7 @@ def create_agent_session(
     tools: Mapping[str, AgentTool] | Sequence[AgentTool] | None = None,
     active_tools: Sequence[str] | None = None,
     check: Callable[[Model, SettingsManager], None] | None = None,
+    session_class: type[AgentSession] | None = None,
 ) -> AgentSession:
     """A ready :class:`~pi_nb.agent.session.AgentSession` (see the module docstring).
 
@@ -184,6 +185,8 @@ def create_agent_session(
       :class:`~pi_nb.agent.session.AgentSession` takes them.
     * ``check(model, settings)``: called once both are known and before anything is built on them;
       what it raises goes to the caller (a front end refuses a window the reserve does not fit).
+    * ``session_class``: the class to build (default :class:`~pi_nb.agent.session.AgentSession`;
+      :meth:`AgentSession.create` passes the class it is called on).
     """
     from pi_nb.agent.session import AgentSession, _warn_settings_errors
     from pi_nb.resources.settings import SettingsManager
@@ -224,7 +227,7 @@ def create_agent_session(
         model = model.with_overrides(**changes)
     if check is not None:
         check(model, settings)
-    return AgentSession(
+    return (session_class or AgentSession)(
         manager,
         model,
         agent_dir=agent_dir,

@@ -1235,7 +1235,7 @@ class AgentSession:
         :func:`pi_nb.agent.factory.create_agent_session`)."""
         from pi_nb.agent.factory import create_agent_session
 
-        return create_agent_session(**options)
+        return create_agent_session(session_class=cls, **options)
 
 
 if TYPE_CHECKING:  # the options of AgentSession.create (the factory imports this module)

@@ -7,6 +7,7 @@ SettingsManager, the trust store)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import warnings
@@ -26,6 +27,16 @@ from pi_nb.session.paths import _default_session_dir_path
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "pi_files.json").read_text())
 NEW_CASES = sorted(n for n, c in GOLDEN["cases"].items() if c["pi"].get("newSession"))
+RESUME = json.loads((Path(__file__).parent / "golden" / "pi_resume.json").read_text())["cases"]
+
+
+def _golden_script(name: str) -> Any:
+    """A golden's generator, for the function that writes its inputs (it runs no Node when imported)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / "golden" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _write(path: Path, body: Any) -> None:
@@ -108,6 +119,23 @@ def test_create_without_a_way_to_ask_records_what_the_pi_cli_records(
     session = AgentSession.create(cwd=str(cwd), agent_dir=str(agent), in_memory=True)
     assert session.settings.is_project_trusted() == (case["input"].get("project") is None)
     assert _entries(session) == [e for e in case["pi"]["entries"] if e["type"] != "session"]
+
+
+@pytest.mark.parametrize("name", sorted(RESUME))
+def test_a_resumed_session_picks_pis_model_and_level(
+    name: str, dirs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No model given: the recorded one when it exists and its key is set, else the default."""
+    case, pi = RESUME[name]["input"], RESUME[name]["pi"]
+    agent, cwd = dirs
+    _write(agent / "settings.json", case["settings"])
+    for key in case["keys"]:
+        monkeypatch.setenv(key, f"test-{key.lower()}")
+    path = _golden_script("make_pi_resume").write_session(tmp_path / "sessions", cwd, case)
+    session = AgentSession.create(session_file=path, agent_dir=str(agent))
+    assert [session.model.provider, session.model.id] == pi["model"]
+    assert session.thinking_level == pi["thinkingLevel"]
+    assert _entries(session) == pi["entries"]
 
 
 # -- the session manager -------------------------------------------------------------------------
@@ -330,3 +358,41 @@ def test_create_on_a_subclass_builds_the_subclass(dirs: tuple[Path, Path]) -> No
         pass
 
     assert type(Mine.create(cwd=str(cwd), agent_dir=str(agent), in_memory=True)) is Mine
+
+
+def _recorded_on(path: Path, cwd: Path, provider: str, model_id: str) -> str:
+    """A session file whose one exchange ran on ``provider/model_id`` (written by pi_nb's manager)."""
+    manager = SessionManager.create(str(cwd), str(path))
+    manager.append_model_change(provider, model_id)
+    manager.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    manager.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "hello"}],
+            "api": "openai-responses",
+            "provider": provider,
+            "model": model_id,
+            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
+            "stopReason": "stop",
+            "timestamp": 2,
+        }
+    )
+    file = manager.get_session_file()
+    assert file is not None and os.path.isfile(file)
+    return file
+
+
+def test_a_resumed_session_runs_on_its_recorded_model_when_its_key_is_set(
+    dirs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent, cwd = dirs
+    path = _recorded_on(tmp_path / "sessions", cwd, "openai", "gpt-4o")
+    s = AgentSession.create(session_file=path, agent_dir=str(agent))
+    assert s.model.id == "offline"  # the recorded model's key is not set: the default
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    s = AgentSession.create(session_file=path, agent_dir=str(agent))
+    assert (s.model.provider, s.model.id) == ("openai", "gpt-4o")
+    s = AgentSession.create(session_file=path, agent_dir=str(agent), model="offline")
+    assert s.model.id == "offline"  # an explicit model wins
+    gone = _recorded_on(tmp_path / "sessions", cwd, "openai", "no-such-model")
+    assert AgentSession.create(session_file=gone, agent_dir=str(agent)).model.id == "offline"

@@ -5,8 +5,8 @@ puts together what a session needs, in Pi's order: the working directory and the
 the session manager (a new file in Pi's layout, a file opened, the most recent session of the cwd
 continued, or one in memory), the project trust (decided without asking where it can be, else put
 to an ``ask`` callback; no callback means untrusted), the settings (Pi's settings files, then the
-caller's overrides), the model (an object, or a spec; none: the settings' default model when its
-key is set, else ``offline``), then the resource loader and the tools inside the session.
+caller's overrides), the model (an object, or a spec; none: the one a resumed session last ran on,
+else the settings' default model when its key is set, else ``offline``), then the resource loader and the tools inside the session.
 
 :func:`resolve_trust` and :func:`default_model_spec` are the two steps a front end also needs on
 their own (a ``trust`` command asks again; a default model is shown before a session exists).
@@ -100,6 +100,27 @@ def default_model_spec(settings: SettingsManager) -> str:
     return default_model_spec_from_settings(settings) or "offline"
 
 
+def _restored_model(manager: SessionManager) -> Model | None:
+    """The model a session with messages last ran on, when it still exists and its key is set
+    (Pi's ``createAgentSession`` resumes on it then), else ``None``."""
+    from pi_nb.errors import PiNbError
+    from pi_nb.providers import get_model
+    from pi_nb.providers.readiness import model_readiness
+
+    context = manager.build_session_context()
+    recorded = context.model
+    if not context.messages or not recorded:
+        return None
+    provider, model_id = recorded.get("provider"), recorded.get("modelId")
+    if not provider or not model_id:
+        return None
+    try:
+        model = get_model(f"{provider}/{model_id}")
+    except (PiNbError, ValueError):
+        return None
+    return model if model_readiness(model).key_env is None else None
+
+
 def _session_manager(
     cwd: str,
     agent_dir: str,
@@ -178,7 +199,8 @@ def create_agent_session(
       ``settings_overrides`` (Pi's camelCase keys, e.g. ``{"compaction": {"reserveTokens": 2000}}``)
       are applied over either, in memory.
     * ``model``: a model object, or a spec such as ``"openai/gpt-4o"`` (with ``context_window`` /
-      ``max_tokens`` overrides); none: :func:`default_model_spec`.
+      ``max_tokens`` overrides); none: a session with messages resumes on the model it last ran
+      on when that model exists and its key is set, else :func:`default_model_spec`.
     * ``thinking_level``: explicit; else Pi's choice (the session's recorded level, the settings,
       ``"medium"``), clamped to the model.
     * ``resource_loader``, ``tools``, ``active_tools``, ``hooks``: as
@@ -211,6 +233,8 @@ def create_agent_session(
         _warn_settings_errors(settings)
     if settings_overrides:
         settings.apply_overrides(settings_overrides)
+    if model is None:
+        model = _restored_model(manager)
     if model is None or isinstance(model, str):
         from pi_nb.providers import get_model
 

@@ -1234,6 +1234,22 @@ class AgentSession:
             "messageTokens": [estimate_tokens(m) for m in self.agent.state.messages],
         }
 
+    # -- construction from options ---------------------------------------------------------------
+    @classmethod
+    def create(cls, **options: Unpack[CreateSessionOptions]) -> AgentSession:
+        """A session built from options, as Pi's ``createAgentSession`` builds one: cwd, agent dir,
+        session manager, project trust, settings, model, resources and tools (see
+        :func:`pi_nb.agent.factory.create_agent_session`)."""
+        from pi_nb.agent.factory import create_agent_session
+
+        return create_agent_session(session_class=cls, **options)
+
+
+if TYPE_CHECKING:  # the options of AgentSession.create (the factory imports this module)
+    from typing import Unpack
+
+    from pi_nb.agent.factory import CreateSessionOptions
+
 
 def _check_model(model: Model) -> None:
     """A model's limits, checked again where a session takes it (an object may have been changed)."""

@@ -103,5 +103,3 @@ def test_pi_nb_records_what_pi_ai_records(name: str) -> None:
         assert wire_cases.comparable(requests[0], pi_user_agent()) == want["request"]
     assert _clean(message) == _clean(want["message"])
     assert events == want["events"]
-
-

@@ -130,10 +130,17 @@ CODEX_ANSWERS: dict[str, dict[str, Any]] = {
     ),
     "codex_event_error_nested": _resp(
         200,
-        _sse([_CREATED, {"type": "error", "error": {"code": "context_length_exceeded", "message": "Too long."}}]),
+        _sse(
+            [
+                _CREATED,
+                {"type": "error", "error": {"code": "context_length_exceeded", "message": "Too long."}},
+            ]
+        ),
         SSE,
     ),
-    "codex_event_error_code_only": _resp(200, _sse([_CREATED, {"type": "error", "code": "server_error"}]), SSE),
+    "codex_event_error_code_only": _resp(
+        200, _sse([_CREATED, {"type": "error", "code": "server_error"}]), SSE
+    ),
     "codex_event_error_bare": _resp(200, _sse([_CREATED, {"type": "error", "sequence_number": 3}]), SSE),
     "codex_failed_no_message": _resp(
         200, _sse([_CREATED, {"type": "response.failed", "response": {"id": "r", "status": "failed"}}]), SSE
@@ -145,7 +152,9 @@ CODEX_ANSWERS: dict[str, dict[str, Any]] = {
     ),
     "codex_crlf_framing": _resp(
         200,
-        "".join(f"data: {json.dumps(e)}\r\n\r\n" for e in _text(_done_event("response.completed", "completed"))),
+        "".join(
+            f"data: {json.dumps(e)}\r\n\r\n" for e in _text(_done_event("response.completed", "completed"))
+        ),
         SSE,
     ),
     "codex_no_trailing_blank_line": _resp(

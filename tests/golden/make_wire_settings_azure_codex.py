@@ -35,7 +35,7 @@ GOLDEN = TESTS / "golden" / "wire_settings_azure_codex.json"
 def _jwt(claims: Any, *, urlsafe: bool = False) -> str:
     import base64
 
-    raw = json.dumps(claims, separators=(",", ":")).encode()
+    raw = json.dumps(claims, separators=(",", ":"), ensure_ascii=False).encode()
     enc = base64.urlsafe_b64encode(raw) if urlsafe else base64.b64encode(raw)
     return f"{wire_cases._b64({'alg': 'none'})}.{enc.decode().rstrip('=')}.c2ln"
 

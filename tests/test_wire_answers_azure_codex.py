@@ -103,3 +103,78 @@ def test_pi_nb_records_what_pi_ai_records(name: str) -> None:
         assert wire_cases.comparable(requests[0], pi_user_agent()) == want["request"]
     assert _clean(message) == _clean(want["message"])
     assert events == want["events"]
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [
+        (
+            "azure-openai-responses|recorded_reasoning_summary|azure-openai-responses/gpt-5.5|tools|medium",
+            "/openai/v1/responses",
+        ),
+        (
+            "azure-openai-responses|http_400_context_length|azure-openai-responses/gpt-5.5|tools|medium",
+            "/openai/v1/responses",
+        ),
+        (
+            "openai-codex-responses|recorded_reasoning_summary|openai-codex/gpt-5.5|tools|medium",
+            "/codex/responses",
+        ),
+        (
+            "openai-codex-responses|codex_usage_limit_plan|openai-codex/gpt-5.5|tools|medium",
+            "/codex/responses",
+        ),
+    ],
+)
+def test_over_a_real_socket_the_answer_is_the_same(
+    name: str, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a transport the providers use their own HTTP clients (the SDK's Azure client, plain
+    httpx for Codex): served from a local server, the recorded message is pi-ai's."""
+    from replay_server import ReplayServer
+
+    from pi_nb.providers.base import Context, StreamOptions
+    from pi_nb.providers.catalog import find_model
+    from pi_nb.providers.registry import get_model
+
+    case = CASES[name]
+    response = case["responses"][0]
+    server = ReplayServer()
+    try:
+        content_type = (response["headers"] or {}).get("content-type", "application/octet-stream")
+        server.routes[path] = (response["status"], content_type, (response["body"] or "").encode("utf-8"))
+        spec = find_model(case["provider"], case["model"])
+        assert spec is not None
+        # Azure: the model's base URL is the last choice, after $AZURE_OPENAI_BASE_URL / _RESOURCE_NAME
+        monkeypatch.delenv("AZURE_OPENAI_RESOURCE_NAME", raising=False)
+        base_url = server.url + path.removesuffix("/responses")  # .../openai/v1, .../codex
+        model = get_model(f"{case['provider']}/{case['model']}", base_url=base_url, max_retries=0)
+        ctx = answers.context_for(dict(spec.raw), case["conversation"])
+        options = StreamOptions(reasoning=case["level"], session_id=wire_cases.SESSION_ID)
+        message = asyncio.run(
+            model.complete(Context(ctx["systemPrompt"], ctx["messages"], ctx.get("tools")), options)
+        )
+        assert _clean(message) == _clean(GOLDEN[name]["message"])
+        assert len(server.requests) == 1 and server.requests[0]["path"].split("?")[0] == path
+    finally:
+        server.shutdown()
+
+
+def test_an_aborted_signal_stops_codex_before_it_sends() -> None:
+    """pi-ai's Codex loop checks the signal before each attempt: nothing is sent, the message is
+    ``aborted`` with ``Request was aborted``."""
+    from pi_nb.providers.base import Context, StreamOptions
+    from pi_nb.providers.registry import get_model
+
+    class Aborted:
+        aborted = True
+
+    transport = CaptureTransport([wire_cases.canned_response("openai-codex-responses")])
+    model = get_model("openai-codex/gpt-5.5", transport=transport)
+    message = asyncio.run(
+        model.complete(
+            Context("s", [{"role": "user", "content": "hi", "timestamp": 1}]), StreamOptions(signal=Aborted())
+        )
+    )
+    assert (message["stopReason"], message.get("errorMessage")) == ("aborted", "Request was aborted")
+    assert transport.requests == []

@@ -119,7 +119,7 @@ def test_a_missing_provider_module_is_an_unsupported_api(monkeypatch: pytest.Mon
     monkeypatch.setitem(
         registry._BY_API, row.api, ProviderEntry(row.api, "pi_nb.providers._gone", "X", row.extra, None)
     )
-    with pytest.raises(UnsupportedApiError, match="Responses provider.*api='openai-completions'"):
+    with pytest.raises(UnsupportedApiError, match=r"Responses provider.*api='openai-completions'"):
         get_model("openai/gpt-5.5")
 
 

@@ -63,7 +63,9 @@ VARIANTS: dict[str, tuple[str, str, str, dict[str, str | None], str | None]] = {
         "azure-openai-responses",
         "gpt-4.1",
         "off",
-        {"AZURE_OPENAI_BASE_URL": "https://Foundry-X.services.ai.azure.com/openai/v1/responses?api-version=old"},
+        {
+            "AZURE_OPENAI_BASE_URL": "https://Foundry-X.services.ai.azure.com/openai/v1/responses?api-version=old"
+        },
         None,
     ),
     "azure_base_url_other_path_kept": (
@@ -187,7 +189,11 @@ def main() -> None:
             Path(agent_dir, "auth.json").write_text(json.dumps(auth))
             got = run_node([job], agent_dir, env)["cases"][name]
         ua = next(
-            (q["headers"]["user-agent"] for q in got["requests"] if q["headers"].get("user-agent", "").startswith("pi (")),
+            (
+                q["headers"]["user-agent"]
+                for q in got["requests"]
+                if q["headers"].get("user-agent", "").startswith("pi (")
+            ),
             None,
         )
         golden[name] = {

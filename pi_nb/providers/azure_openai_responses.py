@@ -26,6 +26,7 @@ variables). The key comes from ``$AZURE_OPENAI_API_KEY``; it is never stored.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
@@ -152,7 +153,7 @@ class AzureOpenAIResponsesProvider(OpenAIResponsesProvider):
         Azure options kept out of the sampling parameters and read from ``azure``."""
         azure = self._azure_options(opts)
         rest = {k: v for k, v in (opts.extra or {}).items() if k not in _AZURE_OPTIONS}
-        base = super()._options(model, context, StreamOptions(**{**opts.__dict__, "extra": rest}))
+        base = super()._options(model, context, dataclasses.replace(opts, extra=rest))
         base.pop("serviceTier", None)
         base["azure"] = azure
         return base

@@ -8,7 +8,8 @@ Run by hand when the cases change (needs ../shared/pi-oracle installed: Node and
 
 Both APIs read the Responses API's events, so every answer of
 ``make_wire_answers_responses.RESPONSES_ANSWERS`` is served to both (the recorded Responses streams
-of ``tests/fixtures/streams``, see its ``SOURCES.md``, included): Azure reads them with the SDK
+of ``tests/fixtures/streams``, see its ``SOURCES.md``, included), and the streams recorded from
+Azure OpenAI in ``tests/fixtures/streams_azure`` (its ``SOURCES.md``): Azure reads them with the SDK
 and pi-ai's shared Responses code, Codex with its own SSE reader and event mapping (its errors
 read differently). ``CODEX_ANSWERS`` adds what only the Codex backend sends: ChatGPT usage-limit
 errors (``usage_limit_reached`` with the plan and reset time, ``usage_not_included``), the
@@ -174,6 +175,21 @@ CODEX_ANSWERS: dict[str, dict[str, Any]] = {
     "codex_no_terminal": _resp(200, _sse(_text()), SSE),
 }
 
+# streams recorded from Azure OpenAI's Responses API (tests/fixtures/streams_azure/SOURCES.md),
+# served to both APIs (the Codex backend speaks the same events)
+AZURE_FIXTURES = TESTS / "fixtures" / "streams_azure"
+
+
+def _azure_fixture(name: str) -> str:
+    return (AZURE_FIXTURES / name).read_text(encoding="utf-8")
+
+
+RECORDED_AZURE: dict[str, dict[str, Any]] = {
+    "recorded_azure_text": _resp(200, _azure_fixture("azure_text.sse"), SSE),
+    "recorded_azure_tool_call": _resp(200, _azure_fixture("azure_tool_call.sse"), SSE),
+    "recorded_azure_reasoning_encrypted": _resp(200, _azure_fixture("azure_reasoning_encrypted.sse"), SSE),
+}
+
 _OK = _resp(200, _sse(_text(_done_event("response.completed", "completed"))), SSE)
 _RATE_MS = _resp(
     429,
@@ -256,11 +272,11 @@ def cases() -> list[dict[str, Any]]:
 
     out = []
     for api in ("azure-openai-responses", "openai-codex-responses"):
-        table = dict(responses.RESPONSES_ANSWERS)
+        table = {**responses.RESPONSES_ANSWERS, **RECORDED_AZURE}
         if api == "openai-codex-responses":
             table.update(CODEX_ANSWERS)
         for i, (answer, response) in enumerate(table.items()):
-            wide = answer.startswith(("http_", "codex_")) or i % 3 == 0
+            wide = answer.startswith(("http_", "codex_", "recorded_azure")) or i % 3 == 0
             targets = list(MODELS[api] if wide else MODELS[api][:1])
             if answer in responses.CONSTRAINED_ANSWERS:
                 targets += CONSTRAINED[api]

@@ -41,14 +41,13 @@ import base64
 import binascii
 import codecs
 import email.utils
-import json
 import math
 import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, cast
 
-from pi_nb._js import js_json_parse_v8, js_stringify, js_truthy
+from pi_nb._js import js_json_parse, js_json_parse_v8, js_stringify, js_truthy
 from pi_nb.messages import AssistantMessage, ErrorEvent
 from pi_nb.providers._pi_ai_util import (
     clamp_openai_prompt_cache_key,
@@ -204,28 +203,41 @@ def _retry_after_ms(headers: Mapping[str, str]) -> float | None:
 def parse_error_response(status: int, status_text: str, raw: str) -> tuple[str, str | None]:
     """pi-ai's ``parseErrorResponse``: ``(message, friendly message)`` of an HTTP error body; a
     usage limit becomes ``You have hit your ChatGPT usage limit (<plan> plan). Try again in ~N min.``"""
-    message = raw or status_text or "Request failed"
-    friendly: str | None = None
+    message: Any = raw or status_text or "Request failed"
     try:
-        parsed = json.loads(raw)
-    except ValueError:
+        parsed = js_json_parse(raw)
+    except (ValueError, RecursionError):
         return message, None
     err = parsed.get("error") if isinstance(parsed, dict) else None
-    if err and isinstance(err, dict):
-        code = err.get("code") or err.get("type") or ""
-        if _USAGE_LIMIT_CODE.search(str(code)) or status == 429:
-            plan_type = err.get("plan_type")
-            plan = f" ({str(plan_type).lower()} plan)" if plan_type else ""
-            resets = err.get("resets_at")
-            when = ""
-            if resets:
-                minutes = max(0, _js_round((float(resets) * 1000 - time.time() * 1000) / 60000))
-                when = f" Try again in ~{minutes} min."
-            friendly = f"You have hit your ChatGPT usage limit{plan}.{when}".strip()
-        message = err.get("message") or friendly or message
-    elif err:
-        pass
-    return str(message), friendly
+    if not js_truthy(err):
+        return message, None
+
+    def get(key: str) -> Any:
+        return err.get(key) if isinstance(err, dict) else None
+
+    friendly: str | None = None
+    code = get("code") or get("type") or ""
+    if _USAGE_LIMIT_CODE.search(js_string(code)) or status == 429:
+        plan_type = get("plan_type")
+        if js_truthy(plan_type) and not isinstance(plan_type, str):
+            return message, None  # plan_type.toLowerCase() throws: pi-ai's catch keeps the raw message
+        plan = f" ({plan_type.lower()} plan)" if plan_type else ""
+        resets = get("resets_at")
+        when = ""
+        if js_truthy(resets):
+            seconds = (
+                float(resets)
+                if isinstance(resets, (int, float))
+                else _js_number(resets)
+                if isinstance(resets, str)
+                else math.nan
+            )
+            left = (seconds * 1000 - time.time() * 1000) / 60000
+            when = f" Try again in ~{'NaN' if math.isnan(left) else max(0, _js_round(left))} min."
+        friendly = f"You have hit your ChatGPT usage limit{plan}.{when}".strip()
+    given = get("message")
+    message = given if js_truthy(given) else friendly or message
+    return js_string(message), friendly
 
 
 def _js_round(x: float) -> int:

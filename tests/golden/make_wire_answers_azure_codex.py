@@ -92,6 +92,15 @@ CODEX_ANSWERS: dict[str, dict[str, Any]] = {
             {"error": {"code": "usage_not_included", "message": "Your plan does not include Codex access."}}
         ),
     ),
+    "codex_429_error_string": _resp(429, json.dumps({"error": "rate limited"})),
+    "codex_429_plan_not_string": _resp(429, json.dumps({"error": {"plan_type": 7, "message": "limit"}})),
+    "codex_usage_limit_resets_text": _resp(
+        400, json.dumps({"error": {"code": "usage_limit_reached", "resets_at": "soon"}})
+    ),
+    "codex_usage_limit_message_object": _resp(
+        403, json.dumps({"error": {"type": "rate_limit_exceeded", "message": {"text": "no"}}})
+    ),
+    "codex_error_null_body": _resp(500, "null"),
     "codex_429_plain": _resp(429, "Too many requests, slow down", {"content-type": "text/plain"}),
     "codex_401_json": _resp(
         401,

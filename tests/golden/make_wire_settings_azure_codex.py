@@ -157,6 +157,49 @@ VARIANTS: dict[str, tuple[str, str, str, dict[str, str | None], str | None]] = {
 }
 
 
+#: name -> (provider, model, models.json of the agent dir, environment changes): the base URL a
+#: models.json gives a built-in provider (Azure's last choice of endpoint; Codex's URL rules)
+MODELS_JSON_VARIANTS: dict[str, tuple[str, str, dict[str, Any], dict[str, str | None]]] = {
+    "models_json_azure_base_url": (
+        "azure-openai-responses",
+        "gpt-4.1",
+        {"providers": {"azure-openai-responses": {"baseUrl": "https://from-models-json.openai.azure.com"}}},
+        {"AZURE_OPENAI_RESOURCE_NAME": None},
+    ),
+    "models_json_azure_env_wins": (
+        "azure-openai-responses",
+        "gpt-4.1",
+        {"providers": {"azure-openai-responses": {"baseUrl": "https://from-models-json.openai.azure.com"}}},
+        {},
+    ),
+    "models_json_codex_codex_suffix": (
+        "openai-codex",
+        "gpt-5.5",
+        {"providers": {"openai-codex": {"baseUrl": "http://127.0.0.1:9/backend-api/codex/"}}},
+        {},
+    ),
+    "models_json_codex_full_path": (
+        "openai-codex",
+        "gpt-5.5",
+        {"providers": {"openai-codex": {"baseUrl": "http://127.0.0.1:9/proxy/codex/responses"}}},
+        {},
+    ),
+    "models_json_codex_headers": (
+        "openai-codex",
+        "gpt-5.5",
+        {
+            "providers": {
+                "openai-codex": {
+                    "baseUrl": "http://127.0.0.1:9/api",
+                    "headers": {"X-Team": "blue", "originator": "overridden", "Accept": "*/*"},
+                }
+            }
+        },
+        {},
+    ),
+}
+
+
 def main() -> None:
     from make_wire import pi_env, run_node
 
@@ -187,6 +230,41 @@ def main() -> None:
         }
         with tempfile.TemporaryDirectory() as agent_dir:
             Path(agent_dir, "auth.json").write_text(json.dumps(auth))
+            got = run_node([job], agent_dir, env)["cases"][name]
+        ua = next(
+            (
+                q["headers"]["user-agent"]
+                for q in got["requests"]
+                if q["headers"].get("user-agent", "").startswith("pi (")
+            ),
+            None,
+        )
+        golden[name] = {
+            "requests": [wire_cases.comparable(q, ua) for q in got["requests"]],
+            "message": got["message"],
+        }
+    for name, (provider, model_id, models_json, changes) in MODELS_JSON_VARIANTS.items():
+        spec = find_model(provider, model_id)
+        assert spec is not None
+        env = pi_env()
+        for key, value in changes.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
+        job = {
+            "name": name,
+            "provider": provider,
+            "model": model_id,
+            "context": wire_cases.context_for(dict(spec.raw), "tools"),
+            "level": "off",
+            "sessionId": wire_cases.SESSION_ID,
+            "responses": [wire_cases.canned_response(spec.api)],
+            "settings": wire_cases.pi_settings(spec.api),
+        }
+        with tempfile.TemporaryDirectory() as agent_dir:
+            Path(agent_dir, "auth.json").write_text(json.dumps(wire_cases.pi_auth_json()))
+            Path(agent_dir, "models.json").write_text(json.dumps(models_json))
             got = run_node([job], agent_dir, env)["cases"][name]
         ua = next(
             (

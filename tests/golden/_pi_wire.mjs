@@ -9,6 +9,7 @@
 // message, events}}} (events run-length encoded [type, contentIndex, count]).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { zstdDecompressSync } from "node:zlib";
 
 const home = process.env.PI_ORACLE_HOME || `${process.env.XDG_CACHE_HOME || `${process.env.HOME}/.cache`}/pi-oracle`;
 const core = `${home}/node_modules/@earendil-works/pi-coding-agent/dist/core`;
@@ -26,7 +27,11 @@ globalThis.fetch = async (url, init = {}) => {
 	const request = url instanceof Request ? url : new Request(url, init);
 	const headers = {};
 	for (const [k, v] of request.headers.entries()) headers[k.toLowerCase()] = v;
-	const body = init.body !== undefined && typeof init.body === "string" ? init.body : await request.clone().text();
+	let body = init.body !== undefined && typeof init.body === "string" ? init.body : await request.clone().text();
+	// Codex compresses its JSON body with zstd where the runtime can (Node 22): recorded decompressed
+	if (headers["content-encoding"] === "zstd") {
+		body = zstdDecompressSync(Buffer.from(await request.clone().arrayBuffer())).toString("utf8");
+	}
 	current.requests.push({ url: request.url, method: request.method, headers, body });
 	const r = current.responses[Math.min(current.requests.length - 1, current.responses.length - 1)];
 	return new Response(r.body === null ? null : r.body, { status: r.status, headers: r.headers });

@@ -17,15 +17,6 @@ from urllib.parse import urlparse
 
 __all__ = ["Readiness", "model_readiness"]
 
-# the package each API's provider imports, and the extra that installs it (Anthropic and Mistral
-# send over plain httpx, with no vendor SDK)
-_SDK_OF_API: dict[str, tuple[str, str]] = {
-    "openai-completions": ("openai", "openai"),
-    "openai-responses": ("openai", "openai"),
-    "anthropic-messages": ("httpx", "anthropic"),
-    "mistral-conversations": ("httpx", "mistral"),
-}
-
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
@@ -49,8 +40,14 @@ class Readiness:
 
 
 def _sdk_requirement(api: str) -> tuple[str, str] | None:
-    """(package, extra) the provider of ``api`` needs, or ``None`` when it needs nothing extra."""
-    return _SDK_OF_API.get(api)
+    """(package, extra) the provider of ``api`` needs, from the provider table
+    (:func:`pi_nb.providers.registry.provider_entry`), or ``None`` when it needs nothing extra."""
+    from pi_nb.providers.registry import provider_entry
+
+    entry = provider_entry(api)
+    if entry is None or not entry.sdk_module or not entry.extra:
+        return None
+    return entry.sdk_module, entry.extra
 
 
 def _needs_key(model: Any) -> bool:

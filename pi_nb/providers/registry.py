@@ -68,6 +68,8 @@ SPOKEN_APIS: tuple[str, ...] = (
     "openai-completions",
     "openai-responses",
     "mistral-conversations",
+    "google-generative-ai",
+    "google-vertex",
 )
 
 # Providers whose key is a sign-in token pi-ai exchanges (OAuth), which pi_nb does not do.
@@ -213,7 +215,8 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
             "the model is known for budgets and costs (pi_nb.find_model). Use the model through "
             "its own provider (e.g. openai/... or anthropic/...)"
         )
-    if kwargs.get("base_url") and "base_url" not in overrides:
+    if kwargs.get("base_url") and "base_url" not in overrides and api != "google-vertex":
+        # (Vertex's catalog URL keeps its {location}: pi-ai builds the host from the location)
         kwargs["base_url"] = _fill_placeholders(kwargs["base_url"].rstrip("/"), spec)
     key_env = provider_api_key_env(provider)
     configured_key = _models_json_key_env(custom, provider) if custom is not None else None
@@ -333,6 +336,12 @@ def _construct(api: str, provider: str, model_id: str, kwargs: dict[str, Any]) -
         from pi_nb.providers.mistral_conversations import MistralConversationsModel
 
         return MistralConversationsModel(model_id, provider=provider, **kwargs)
+    if api in ("google-generative-ai", "google-vertex"):
+        from pi_nb.providers.google_generative_ai import GoogleGenerativeAIModel
+        from pi_nb.providers.google_vertex import GoogleVertexModel
+
+        cls = GoogleVertexModel if api == "google-vertex" else GoogleGenerativeAIModel
+        return cls(model_id, provider=provider, **kwargs)
     from pi_nb.providers.openai_compat import OpenAICompatModel
 
     return OpenAICompatModel(model_id, provider=provider, **kwargs)

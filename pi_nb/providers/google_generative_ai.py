@@ -43,7 +43,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar, cast
 
-from pi_nb._js import js_stringify
+from pi_nb._js import js_stringify, js_truthy
 from pi_nb.messages import ErrorEvent, ToolCall
 from pi_nb.providers._pi_ai_util import merge_headers, provider_attribution_headers, sanitize_surrogates
 from pi_nb.providers._stream_common import (
@@ -52,6 +52,7 @@ from pi_nb.providers._stream_common import (
     block_delta_event,
     block_start_event,
     format_provider_error,
+    js_string,
     normalize_provider_error,
     redact_key,
     require_httpx,
@@ -410,7 +411,7 @@ class GoogleGenerativeAIModel(RemoteModel):
         async for chunk in iter_gemini_sse(response):
             if not isinstance(chunk, dict):
                 chunk = {}
-            if not output.get("responseId"):
+            if not js_truthy(output.get("responseId")):  # responseId ||= chunk.responseId
                 response_id = chunk.get("responseId")
                 if response_id is None:
                     output.pop("responseId", None)
@@ -421,11 +422,12 @@ class GoogleGenerativeAIModel(RemoteModel):
             if not isinstance(candidate, dict):
                 candidate = None
             content = candidate.get("content") if candidate else None
-            parts = content.get("parts") if isinstance(content, dict) else None
-            if parts:
+            parts: Any = content.get("parts") if isinstance(content, dict) else None
+            if js_truthy(parts):
                 for part in parts:
                     text = part.get("text")
-                    if text is not None:
+                    if "text" in part:  # part.text !== undefined (a null is added as "null")
+                        text = text if isinstance(text, str) else js_string(text)
                         thinking = is_thinking_part(part)
                         if (
                             current is None
@@ -463,7 +465,7 @@ class GoogleGenerativeAIModel(RemoteModel):
                                 current["textSignature"] = sig
                             yield block_delta_event("text_delta", len(blocks) - 1, text, partial())
                     call = part.get("functionCall")
-                    if call:
+                    if js_truthy(call):  # {} is a call too
                         if current is not None:
                             yield end(current)
                             current = None
@@ -472,7 +474,8 @@ class GoogleGenerativeAIModel(RemoteModel):
                             b.get("type") == "toolCall" and b.get("id") == provided for b in blocks
                         )
                         call_id = (
-                            f"{call.get('name')}_{type(self).clock()}_{self.tool_call_counter.next()}"
+                            f"{js_string(call['name']) if 'name' in call else 'undefined'}"
+                            f"_{type(self).clock()}_{self.tool_call_counter.next()}"
                             if needs_new
                             else provided
                         )
@@ -483,7 +486,7 @@ class GoogleGenerativeAIModel(RemoteModel):
                             "name": call.get("name") or "",
                             "arguments": {} if args is None else args,
                         }
-                        if part.get("thoughtSignature"):
+                        if js_truthy(part.get("thoughtSignature")):
                             tool_call["thoughtSignature"] = part["thoughtSignature"]
                         blocks.append(tool_call)
                         index = len(blocks) - 1
@@ -497,14 +500,15 @@ class GoogleGenerativeAIModel(RemoteModel):
                             "toolCall": cast(ToolCall, tool_call),
                             "partial": partial(),
                         }
-            if candidate and candidate.get("finishReason"):
+            if candidate and js_truthy(candidate.get("finishReason")):
                 reason = candidate["finishReason"]
                 output["rawStopReason"] = reason
                 output["stopReason"] = map_stop_reason(str(reason))
                 if output["stopReason"] == "stop" and any(b.get("type") == "toolCall" for b in blocks):
                     output["stopReason"] = "toolUse"
-            usage = chunk.get("usageMetadata")
-            if usage:
+            raw_usage: Any = chunk.get("usageMetadata")
+            if js_truthy(raw_usage):
+                usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
                 prompt = usage.get("promptTokenCount") or 0
                 cached = usage.get("cachedContentTokenCount") or 0
                 thoughts = usage.get("thoughtsTokenCount") or 0

@@ -27,7 +27,6 @@ requests sent over this model's httpx client; the token is never stored.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -137,22 +136,19 @@ class GoogleVertexModel(GoogleGenerativeAIModel):
         """The bearer token (and quota project) of the application-default credentials."""
         try:
             import google.auth
-            from google.auth.transport import Request as _Request  # noqa: F401
         except ModuleNotFoundError as error:  # pragma: no cover - the extra installs it
             raise GoogleStreamError(
                 "google-vertex without an API key needs application-default credentials through "
                 "google-auth: pip install 'pi_nb[google-vertex]'"
             ) from error
-        keyfile = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
-        if keyfile:
-            credentials, _ = google.auth.load_credentials_from_file(keyfile, scopes=[_SCOPE])  # type: ignore[no-untyped-call]
-        else:
-            credentials, _ = google.auth.default(scopes=[_SCOPE])
+        # $GOOGLE_APPLICATION_CREDENTIALS first (pi-ai's keyFilename), then gcloud's file, then
+        # the metadata server: google-auth-library's order, which google.auth.default follows
+        credentials, _ = google.auth.default(scopes=[_SCOPE])
         loop = asyncio.get_running_loop()
         adapter = _HttpxAuthRequest(self, loop)
         await asyncio.to_thread(credentials.refresh, adapter)
         headers: dict[str, str] = {}
-        credentials.apply(headers)
+        credentials.apply(headers)  # type: ignore[no-untyped-call]
         return {k.lower(): v for k, v in headers.items()}
 
 

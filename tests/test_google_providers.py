@@ -186,75 +186,64 @@ def _tools_ctx(api: str = "google-vertex") -> dict[str, Any]:
     )
 
 
-def test_vertex_application_default_credentials(tmp_path: Path) -> None:
-    """No Vertex key: the authorized-user file's refresh token is exchanged for an access token
-    (over the model's transport) and sent as a bearer token to the project's regional endpoint."""
-    creds = tmp_path / "adc.json"
-    creds.write_text(
-        json.dumps(
-            {
-                "type": "authorized_user",
-                "client_id": "fake-client.apps.googleusercontent.com",
-                "client_secret": "fake-secret",
-                "refresh_token": "fake-refresh-token",
-                "quota_project_id": "quota-proj",
-            }
-        )
+ADC_GOLDEN = json.loads((GOLDEN_DIR / "wire_google_adc.json").read_text(encoding="utf-8"))
+ADC_CASES = {c["name"]: c for c in answers.adc_cases()}
+
+
+def _auth_library_masked(request: dict[str, Any]) -> dict[str, Any]:
+    """The token request's client labels name the auth library and runtime
+    (``google-api-nodejs-client/10.6.2``, ``gl-node/22``): masked on both sides."""
+    if request["url"] == "https://oauth2.googleapis.com/token":
+        headers = {**request["headers"], "user-agent": "<auth library>", "x-goog-api-client": "<runtime>"}
+        return {**request, "headers": headers}
+    return request
+
+
+def test_the_adc_golden_has_every_case() -> None:
+    assert set(ADC_GOLDEN) == set(ADC_CASES)
+
+
+@pytest.mark.parametrize("name", sorted(ADC_CASES))
+def test_vertex_application_default_credentials_as_pi_ai(name: str) -> None:
+    """No Vertex key: the gcloud login's refresh token is exchanged for an access token (over the
+    model's transport, the form as google-auth-library sends it) and sent as a bearer token, with
+    the login's quota project, to the location's endpoint; a refused token fails the turn with the
+    OAuth error code."""
+    from pi_nb.providers.catalog import find_model
+    from pi_nb.providers.registry import get_model
+    from pi_nb.providers.simple_options import pi_user_agent
+
+    case = ADC_CASES[name]
+    want = ADC_GOLDEN[name]
+    os.environ.pop("GOOGLE_CLOUD_API_KEY", None)
+    os.environ.update(case["env"])
+    os.environ["GOOGLE_APPLICATION_CREDENTIALS"] = str(Path(__file__).parents[1] / answers.ADC_FILE)
+    spec = find_model(case["provider"], case["model"])
+    assert spec is not None
+    transport = CaptureTransport(case["responses"])
+    model = get_model(f"{case['provider']}/{case['model']}", transport=transport)
+    message, events = asyncio.run(
+        _collect(model, wire_cases.context_for(dict(spec.raw), case["conversation"]), case["level"])
     )
+    got = [_auth_library_masked(wire_cases.comparable(q, pi_user_agent())) for q in transport.requests]
+    assert got == [_auth_library_masked(q) for q in want["requests"]]
+    assert _clean(message) == _clean(want["message"])
+    assert events == want["events"]
+
+
+def test_vertex_adc_file_missing() -> None:
+    """A ``$GOOGLE_APPLICATION_CREDENTIALS`` that names no file: Node's ``readFile`` error, as pi-ai
+    shows it."""
     os.environ.pop("GOOGLE_CLOUD_API_KEY", None)
     os.environ.update(
-        GOOGLE_APPLICATION_CREDENTIALS=str(creds),
-        GOOGLE_CLOUD_PROJECT="proj-1",
+        GOOGLE_APPLICATION_CREDENTIALS="/nonexistent/adc.json",
+        GOOGLE_CLOUD_PROJECT="p",
         GOOGLE_CLOUD_LOCATION="us-central1",
     )
-    token = {
-        "status": 200,
-        "headers": {"content-type": "application/json"},
-        "body": json.dumps({"access_token": "ya29.fake-access", "expires_in": 3599, "token_type": "Bearer"}),
-    }
-    transport = CaptureTransport([token, _ok()])
+    transport = CaptureTransport([_ok()])
     message, _ = asyncio.run(_collect(_vertex(transport), _tools_ctx(), "off"))
-    assert message["stopReason"] == "stop", message.get("errorMessage")
-    token_request, request = transport.requests
-    assert token_request["url"] == "https://oauth2.googleapis.com/token"
-    assert "refresh_token=fake-refresh-token" in token_request["body"]
-    assert request["url"] == (
-        "https://us-central1-aiplatform.googleapis.com/v1/projects/proj-1/locations/us-central1/"
-        "publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
-    )
-    assert request["headers"]["authorization"] == "Bearer ya29.fake-access"
-    assert request["headers"]["x-goog-user-project"] == "quota-proj"
-    assert "x-goog-api-key" not in request["headers"]
-
-
-@pytest.mark.parametrize(
-    ("location", "host"),
-    [
-        ("global", "https://aiplatform.googleapis.com"),
-        ("us", "https://aiplatform.us.rep.googleapis.com"),
-        ("europe-west4", "https://europe-west4-aiplatform.googleapis.com"),
-    ],
-)
-def test_vertex_hosts_by_location(tmp_path: Path, location: str, host: str) -> None:
-    """@google/genai's hosts: ``global`` and the multi-regions ``us``/``eu`` have their own."""
-    creds = tmp_path / "adc.json"
-    creds.write_text(
-        json.dumps({"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r"})
-    )
-    os.environ.pop("GOOGLE_CLOUD_API_KEY", None)
-    os.environ.update(
-        GOOGLE_APPLICATION_CREDENTIALS=str(creds), GCLOUD_PROJECT="p2", GOOGLE_CLOUD_LOCATION=location
-    )
-    token = {
-        "status": 200,
-        "headers": {"content-type": "application/json"},
-        "body": '{"access_token": "t", "expires_in": 60}',
-    }
-    transport = CaptureTransport([token, _ok()])
-    asyncio.run(_collect(_vertex(transport), _tools_ctx(), "off"))
-    assert transport.requests[1]["url"].startswith(
-        f"{host}/v1/projects/p2/locations/{location}/publishers/google/"
-    )
+    assert message["errorMessage"] == "ENOENT: no such file or directory, open '/nonexistent/adc.json'"
+    assert transport.requests == []
 
 
 @pytest.mark.parametrize(

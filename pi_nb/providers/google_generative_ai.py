@@ -223,7 +223,9 @@ class GoogleGenerativeAIModel(RemoteModel):
                 "level": google_thinking_level(resolved, model_id, self._gemma_levels),
             }
         else:
-            budgets = opts.extra.get("thinkingBudgets") if opts.extra else None
+            budgets = (
+                opts.extra.get("thinking_budgets") if opts.extra else None
+            )  # Pi's thinkingBudgets setting
             base["thinking"] = {
                 "enabled": True,
                 "budgetTokens": google_budget(model_id, resolved, budgets, self._flash_lite_budgets),
@@ -368,7 +370,7 @@ class GoogleGenerativeAIModel(RemoteModel):
                 )
                 try:
                     yield {"type": "start", "partial": snapshot_message(output)}
-                    async for event in self._consume(response, output):
+                    async for event in self._consume(response, output, opts):
                         yield event
                 finally:
                     await response.aclose()
@@ -386,7 +388,9 @@ class GoogleGenerativeAIModel(RemoteModel):
             return
         yield {"type": "done", "reason": output["stopReason"], "message": output}
 
-    async def _consume(self, response: Any, output: Any) -> AsyncIterator[AssistantMessageEvent]:
+    async def _consume(
+        self, response: Any, output: Any, opts: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
         blocks: list[Any] = output["content"]
         current: dict[str, Any] | None = None
 
@@ -409,6 +413,9 @@ class GoogleGenerativeAIModel(RemoteModel):
             }
 
         async for chunk in iter_gemini_sse(response):
+            if opts.signal is not None and opts.signal.aborted:
+                # the SDK's fetch ends with the abort: undici's AbortError
+                raise GoogleStreamError("This operation was aborted")
             if not isinstance(chunk, dict):
                 chunk = {}
             if not js_truthy(output.get("responseId")):  # responseId ||= chunk.responseId

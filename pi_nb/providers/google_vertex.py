@@ -20,21 +20,29 @@ The stream, body, usage and errors are those of :mod:`pi_nb.providers.google_gen
 - The body follows the SDK's Vertex converters (function declarations as ``description, name,
   parameters, parametersJsonSchema``; calls and images as pi-ai builds them).
 
-The token is fetched with ``google-auth`` (``pip install 'pi_nb[google-vertex]'``), its HTTP
-requests sent over this model's httpx client; the token is never stored.
+A gcloud login (``authorized_user``) is exchanged for a token here, as google-auth-library does
+(same form, same token URL); other credentials go through ``google-auth``
+(``pip install 'pi_nb[google-vertex]'``). Either way the HTTP requests use this model's httpx
+client, a token is fetched per turn (pi-ai builds a new client per turn) and never stored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import os
+import platform
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
+from pi_nb._js import js_homedir
 from pi_nb.providers._pi_ai_util import get_provider_env_value
 from pi_nb.providers.google_generative_ai import GoogleGenerativeAIModel, _GoogleCounter
 from pi_nb.providers.google_shared import GoogleStreamError
+from pi_nb.providers.simple_options import pi_user_agent
 
 __all__ = ["GoogleVertexModel"]
 
@@ -45,6 +53,7 @@ _VERSION_PART = re.compile(r"^v\d+(?:beta\d*)?$")
 _VERSION_IN_TEXT = re.compile(r"(?:^|/)v\d+(?:beta\d*)?(?:/|$)")
 _SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 _MULTI_REGIONAL = frozenset({"us", "eu"})
+_TOKEN_URL = "https://oauth2.googleapis.com/token"
 
 
 def _custom_base_url(base_url: str) -> str | None:
@@ -133,7 +142,23 @@ class GoogleVertexModel(GoogleGenerativeAIModel):
         return url, await self._adc_headers()
 
     async def _adc_headers(self) -> dict[str, str]:
-        """The bearer token (and quota project) of the application-default credentials."""
+        """The bearer token (and quota project) of the application-default credentials: the file
+        of ``$GOOGLE_APPLICATION_CREDENTIALS``, else gcloud's ``application_default_credentials.json``
+        (pi-ai's ``keyFilename``, then google-auth-library's search). A gcloud user login
+        (``authorized_user``) is exchanged here as google-auth-library exchanges it; any other kind
+        (service account, external account, the metadata server) through ``google-auth``."""
+        path = get_provider_env_value("GOOGLE_APPLICATION_CREDENTIALS") or os.path.join(
+            js_homedir(), ".config", "gcloud", "application_default_credentials.json"
+        )
+        info: Any = None
+        explicit = get_provider_env_value("GOOGLE_APPLICATION_CREDENTIALS")
+        if explicit and not os.path.exists(explicit):  # Node's readFile error, as pi-ai shows it
+            raise GoogleStreamError(f"ENOENT: no such file or directory, open '{explicit}'")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                info = json.load(f)
+        if isinstance(info, dict) and info.get("type") == "authorized_user":
+            return await self._refresh_authorized_user(info)
         try:
             import google.auth
         except ModuleNotFoundError as error:  # pragma: no cover - the extra installs it
@@ -141,8 +166,6 @@ class GoogleVertexModel(GoogleGenerativeAIModel):
                 "google-vertex without an API key needs application-default credentials through "
                 "google-auth: pip install 'pi_nb[google-vertex]'"
             ) from error
-        # $GOOGLE_APPLICATION_CREDENTIALS first (pi-ai's keyFilename), then gcloud's file, then
-        # the metadata server: google-auth-library's order, which google.auth.default follows
         credentials, _ = google.auth.default(scopes=[_SCOPE])
         loop = asyncio.get_running_loop()
         adapter = _HttpxAuthRequest(self, loop)
@@ -150,6 +173,45 @@ class GoogleVertexModel(GoogleGenerativeAIModel):
         headers: dict[str, str] = {}
         credentials.apply(headers)  # type: ignore[no-untyped-call]
         return {k.lower(): v for k, v in headers.items()}
+
+    async def _refresh_authorized_user(self, info: Mapping[str, Any]) -> dict[str, str]:
+        """google-auth-library's ``UserRefreshClient``: the refresh token for an access token (the
+        form fields in its order), sent with the quota project when the login names one."""
+        import httpx
+
+        form = urlencode(
+            {
+                "refresh_token": info.get("refresh_token"),
+                "client_id": info.get("client_id"),
+                "client_secret": info.get("client_secret"),
+                "grant_type": "refresh_token",
+            }
+        )
+        headers = {
+            "content-type": "application/x-www-form-urlencoded;charset=UTF-8",
+            "user-agent": pi_user_agent(),
+            "x-goog-api-client": f"gl-python/{platform.python_version()}",
+        }
+        shared = self.http_client()
+        client = shared if shared is not None else httpx.AsyncClient(timeout=self.timeout)
+        try:
+            response = await client.post(_TOKEN_URL, content=form.encode("utf-8"), headers=headers)
+        finally:
+            if shared is None:
+                await client.aclose()
+        data: Any = None
+        with contextlib.suppress(ValueError):
+            data = response.json()
+        if response.status_code != 200 or not isinstance(data, dict) or not data.get("access_token"):
+            # google-auth-library's error: the OAuth error code (invalid_grant...), else the body
+            error = data.get("error") if isinstance(data, dict) else None
+            if isinstance(error, dict):
+                error = error.get("message")
+            raise GoogleStreamError(str(error) if error else response.text)
+        out = {"authorization": f"Bearer {data['access_token']}"}
+        if info.get("quota_project_id"):
+            out["x-goog-user-project"] = str(info["quota_project_id"])
+        return out
 
 
 class _AuthResponse:

@@ -300,8 +300,162 @@ def cases() -> list[dict[str, Any]]:
     return out
 
 
+ADC_GOLDEN = TESTS / "golden" / "wire_google_adc.json"
+#: the committed fake gcloud login (``authorized_user``) the ADC cases use, relative to the root
+ADC_FILE = "tests/fixtures/google/adc_authorized_user.json"
+_TOKEN = {
+    "status": 200,
+    "headers": {"content-type": "application/json; charset=utf-8"},
+    "body": json.dumps(
+        {
+            "access_token": "ya29.fake-access-token",
+            "expires_in": 3599,
+            "scope": "https://www.googleapis.com/auth/cloud-platform",
+            "token_type": "Bearer",
+        }
+    ),
+}
+
+
+def adc_cases() -> list[dict[str, Any]]:
+    """Vertex without an API key: application-default credentials (the fake login), the project
+    and location from the environment. ``env`` is set for the run; ``responses`` answer the token
+    request, then the Gemini call."""
+    base = {"GOOGLE_APPLICATION_CREDENTIALS": ADC_FILE, "GOOGLE_CLOUD_PROJECT": "pi-nb-proj"}
+    ok = wire_cases.canned_response("google-vertex")
+    rows = [
+        (
+            "us_central1",
+            {**base, "GOOGLE_CLOUD_LOCATION": "us-central1"},
+            "gemini-2.5-flash",
+            "tools",
+            "off",
+            [_TOKEN, ok],
+        ),
+        (
+            "us_central1",
+            {**base, "GOOGLE_CLOUD_LOCATION": "us-central1"},
+            "gemini-3.1-pro-preview",
+            "history",
+            "high",
+            [_TOKEN, ok],
+        ),
+        (
+            "global",
+            {**base, "GOOGLE_CLOUD_LOCATION": "global"},
+            "gemini-3-flash-preview",
+            "replay",
+            "medium",
+            [_TOKEN, ok],
+        ),
+        (
+            "multi_region_eu",
+            {**base, "GOOGLE_CLOUD_LOCATION": "eu"},
+            "gemini-2.5-pro",
+            "broken",
+            "high",
+            [_TOKEN, ok],
+        ),
+        (
+            "gcloud_project",
+            {
+                "GOOGLE_APPLICATION_CREDENTIALS": ADC_FILE,
+                "GCLOUD_PROJECT": "pi-nb-gcloud",
+                "GOOGLE_CLOUD_LOCATION": "asia-northeast1",
+            },
+            "gemini-2.5-flash-lite",
+            "foreign",
+            "medium",
+            [_TOKEN, ok],
+        ),
+        (
+            "token_invalid_grant",
+            {**base, "GOOGLE_CLOUD_LOCATION": "us-central1"},
+            "gemini-2.5-flash",
+            "tools",
+            "off",
+            [_resp(400, json.dumps({"error": "invalid_grant", "error_description": "Bad Request"}), JSON_H)],
+        ),
+        (
+            "then_http_403",
+            {**base, "GOOGLE_CLOUD_LOCATION": "us-central1"},
+            "gemini-2.5-flash",
+            "tools",
+            "off",
+            [_TOKEN, ANSWERS["http_403_permission"]],
+        ),
+    ]
+    return [
+        {
+            "name": f"google-vertex|adc_{label}|google-vertex/{model}|{conversation}|{level}",
+            "env": env,
+            "provider": "google-vertex",
+            "model": model,
+            "conversation": conversation,
+            "level": level,
+            "responses": responses,
+        }
+        for label, env, model, conversation, level, responses in rows
+    ]
+
+
+def _adc_main() -> None:
+    import subprocess
+
+    from make_wire import NODE, pi_env
+
+    from pi_nb.providers.catalog import find_model
+
+    golden = {}
+    for case in adc_cases():
+        spec = find_model(case["provider"], case["model"])
+        assert spec is not None
+        env = pi_env()
+        env.pop("GOOGLE_CLOUD_API_KEY", None)
+        env.update(case["env"])
+        job = {
+            "name": case["name"],
+            "provider": case["provider"],
+            "model": case["model"],
+            "context": wire_cases.context_for(dict(spec.raw), case["conversation"]),
+            "level": case["level"],
+            "sessionId": wire_cases.SESSION_ID,
+            "responses": case["responses"],
+        }
+        with tempfile.TemporaryDirectory() as agent_dir:
+            run = subprocess.run(
+                [str(NODE), str(TESTS / "golden" / "_pi_wire.mjs")],
+                input=json.dumps({"agentDir": agent_dir, "jobs": [job], "windowFetch": True}),
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=ROOT,
+                check=True,
+            )
+        # @google/genai's console.debug (project/location over an API key in the environment)
+        # shares stdout: the result is the last line
+        got = json.loads(run.stdout.strip().splitlines()[-1])["cases"][case["name"]]
+        ua = next(
+            (
+                q["headers"]["user-agent"]
+                for q in got["requests"]
+                if q["headers"].get("user-agent", "").startswith("pi (")
+            ),
+            None,
+        )
+        golden[case["name"]] = {
+            "requests": [wire_cases.comparable(q, ua) for q in got["requests"]],
+            "message": got["message"],
+            "events": got["events"],
+        }
+    ADC_GOLDEN.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {len(golden)} cases to {ADC_GOLDEN}")
+
+
 def main() -> None:
     from make_wire import pi_env, run_node
+
+    _adc_main()
 
     from pi_nb.providers.catalog import find_model
 

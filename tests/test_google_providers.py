@@ -8,9 +8,13 @@
   the number of requests.
 - Requests: the body pi_nb sends has pi-ai's key order too (the wire test compares parsed JSON;
   here the text order of every Google case of the wire golden).
-- Credentials: Vertex's application-default credentials (a committed fake authorized-user file,
-  its token request answered in-process), pi-ai's texts for a missing project or location, the
-  key placeholders pi-ai treats as no key, and a missing Gemini key.
+- Credentials: Vertex's application-default credentials against pi-ai's requests
+  (``tests/golden/wire_google_adc.json``: a committed fake gcloud login, its token request
+  answered in-process), pi-ai's texts for a missing project, location or credentials file, the
+  key placeholders pi-ai treats as no key, a missing Gemini key, a key echoed in an error.
+- models.json: Gemini and Vertex custom providers and an override of ``google``
+  (``tests/golden/wire_google_models_json.json``).
+- Aborts before and during the stream.
 
 pi_nb's real providers run over an in-process transport (no Node, no network)."""
 
@@ -325,3 +329,81 @@ def test_provider_classes_declare_module_and_extra() -> None:
         "google-generative-ai",
     )
     assert (GoogleVertexModel.sdk_module, GoogleVertexModel.extra) == ("google.auth", "google-vertex")
+
+
+class _Signal:
+    def __init__(self) -> None:
+        self.aborted = False
+
+
+@pytest.mark.parametrize("spec", ["google/gemini-2.5-flash", "google-vertex/gemini-2.5-flash"])
+def test_abort_before_and_during_the_stream(spec: str) -> None:
+    """An aborted signal before the request: pi-ai's ``Request aborted`` (nothing sent); during the
+    stream: the fetch's ``This operation was aborted``; both ``stopReason: "aborted"``."""
+    from pi_nb.providers.base import Context, StreamOptions
+    from pi_nb.providers.registry import get_model
+
+    body = answers._sse(
+        [answers._chunk([{"text": "one"}]), answers._chunk([{"text": " two"}], "STOP", answers.USAGE)]
+    )
+    ctx = _tools_ctx(spec.split("/")[0] if "vertex" in spec else "google-generative-ai")
+    context = Context(ctx["systemPrompt"], ctx["messages"], ctx.get("tools"))
+
+    async def run(abort_at: str | None, transport: CaptureTransport) -> tuple[Any, list[str]]:
+        signal = _Signal()
+        if abort_at == "before":
+            signal.aborted = True
+        model = get_model(spec, transport=transport)
+        seen: list[str] = []
+        final = None
+        async for event in model.stream(context, StreamOptions(signal=signal)):
+            seen.append(event["type"])
+            if event["type"] == "text_delta" and abort_at == "delta":
+                signal.aborted = True
+            if event["type"] in ("done", "error"):
+                final = event.get("message") or event.get("error")
+        return final, seen
+
+    before = CaptureTransport([{"status": 200, "headers": answers.SSE, "body": body}])
+    message, seen = asyncio.run(run("before", before))
+    assert (message["stopReason"], message["errorMessage"], seen, before.requests) == (
+        "aborted",
+        "Request aborted",
+        ["error"],
+        [],
+    )
+    during = CaptureTransport([{"status": 200, "headers": answers.SSE, "body": body}])
+    message, seen = asyncio.run(run("delta", during))
+    assert (message["stopReason"], message["errorMessage"]) == ("aborted", "This operation was aborted")
+    assert seen[-1] == "error" and "done" not in seen
+
+
+MODELS_JSON_GOLDEN = json.loads((GOLDEN_DIR / "wire_google_models_json.json").read_text(encoding="utf-8"))
+
+
+def test_the_models_json_golden_has_every_case() -> None:
+    assert set(MODELS_JSON_GOLDEN) == {f"{s}|{c}|{lv}" for s, _, c, lv in answers.MODELS_JSON_CASES}
+
+
+@pytest.mark.parametrize(("spec", "api", "conversation", "level"), answers.MODELS_JSON_CASES)
+def test_models_json_gemini_and_vertex_providers(
+    spec: str, api: str, conversation: str, level: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemini and Vertex models of an agent dir's ``models.json`` (a proxy's base URL with its
+    version, a Vertex base URL used as a collection with and without a version, a literal key,
+    provider and model headers, an override of the built-in ``google``): pi-ai's request."""
+    from pi_nb.providers.registry import get_model
+    from pi_nb.providers.simple_options import pi_user_agent
+
+    (tmp_path / "models.json").write_text(json.dumps(answers.MODELS_JSON))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path))
+    for name, value in answers.MODELS_JSON_ENV.items():
+        monkeypatch.setenv(name, value)
+    want = MODELS_JSON_GOLDEN[f"{spec}|{conversation}|{level}"]
+    provider, mid = spec.split("/", 1)
+    transport = CaptureTransport([wire_cases.canned_response(api)])
+    model = get_model(spec, transport=transport)
+    ctx = wire_cases.context_for({"provider": provider, "api": api, "id": mid}, conversation)
+    message, _ = asyncio.run(_collect(model, ctx, level))
+    assert [wire_cases.comparable(q, pi_user_agent()) for q in transport.requests] == want["requests"]
+    assert _clean(message) == _clean(want["message"])

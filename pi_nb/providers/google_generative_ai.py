@@ -45,7 +45,12 @@ from typing import Any, ClassVar, cast
 
 from pi_nb._js import js_stringify, js_truthy
 from pi_nb.messages import ErrorEvent, ToolCall
-from pi_nb.providers._pi_ai_util import merge_headers, provider_attribution_headers, sanitize_surrogates
+from pi_nb.providers._pi_ai_util import (
+    merge_headers,
+    provider_attribution_headers,
+    provider_headers_to_record,
+    sanitize_surrogates,
+)
 from pi_nb.providers._stream_common import (
     JsError,
     apply_cost,
@@ -282,9 +287,10 @@ class GoogleGenerativeAIModel(RemoteModel):
         return cast("str | None", options.get("apiKey"))
 
     async def _url_and_auth(
-        self, model: Mapping[str, Any], api_key: str | None, options: Mapping[str, Any]
+        self, model: Mapping[str, Any], api_key: str | None, options: Mapping[str, Any], signal: Any = None
     ) -> tuple[str, dict[str, str]]:
-        """The request URL and the auth headers (the key)."""
+        """The request URL and the auth headers (the key). ``signal``: a turn aborted before its
+        request sends nothing (pi-ai's ``Request aborted``)."""
         if not api_key:
             raise GoogleStreamError(f"No API key for provider: {model.get('provider')}")
         base = str(model.get("baseUrl") or "https://generativelanguage.googleapis.com/v1beta")
@@ -296,9 +302,12 @@ class GoogleGenerativeAIModel(RemoteModel):
     ) -> dict[str, str]:
         label = f"google-genai-sdk/{GOOGLE_GENAI_SDK_VERSION} gl-python/{platform.python_version()}"
         sdk = {"user-agent": label, "x-goog-api-client": label, "content-type": "application/json"}
-        headers = merge_headers(
-            sdk, {"User-Agent": pi_user_agent()}, model.get("headers"), options.get("headers")
+        # pi-ai's providerHeadersToRecord({"User-Agent": ..., ...model.headers, ...options.headers}):
+        # a null drops the header from pi-ai's record, so the SDK's own value stays
+        record = provider_headers_to_record(
+            {"User-Agent": pi_user_agent(), **(model.get("headers") or {}), **(options.get("headers") or {})}
         )
+        headers = merge_headers(sdk, record)
         for name, value in auth.items():
             headers.setdefault(name, value)
         return headers
@@ -336,7 +345,7 @@ class GoogleGenerativeAIModel(RemoteModel):
                 )
                 if extra:
                     stream_options["headers"] = dict(extra)
-                url, auth = await self._url_and_auth(model, secret, stream_options)
+                url, auth = await self._url_and_auth(model, secret, stream_options, opts.signal)
                 params = self._params(model, context, stream_options)
                 if opts.signal is not None and opts.signal.aborted:
                     raise GoogleStreamError("Request aborted")

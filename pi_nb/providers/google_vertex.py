@@ -106,7 +106,7 @@ class GoogleVertexModel(GoogleGenerativeAIModel):
         return key
 
     async def _url_and_auth(
-        self, model: Mapping[str, Any], api_key: str | None, options: Mapping[str, Any]
+        self, model: Mapping[str, Any], api_key: str | None, options: Mapping[str, Any], signal: Any = None
     ) -> tuple[str, dict[str, str]]:
         path = f"publishers/google/models/{model.get('id')}:streamGenerateContent?alt=sse"
         custom = _custom_base_url(str(model.get("baseUrl") or ""))
@@ -139,6 +139,8 @@ class GoogleVertexModel(GoogleGenerativeAIModel):
             else:
                 host = f"https://{location}-aiplatform.googleapis.com/"
             url = _join(host, version, f"projects/{project}/locations/{location}", path)
+        if signal is not None and signal.aborted:  # pi-ai fetches the token with the request
+            raise GoogleStreamError("Request aborted")
         return url, await self._adc_headers()
 
     async def _adc_headers(self) -> dict[str, str]:

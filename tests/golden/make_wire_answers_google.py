@@ -17,6 +17,13 @@ records, per case, the number of requests pi-ai made, its final message and its 
 (run-length encoded ``[type, contentIndex, count]``); ``tests/test_google_providers.py`` serves
 the same answers to pi_nb's providers and compares. A tool call Gemini sends without an id gets
 pi-ai's ``{name}_{Date.now()}_{counter}``: both sides' ids are compared by that shape.
+
+Two more goldens come from the same run: ``wire_google_adc.json`` (Vertex without an API key:
+application-default credentials from the committed fake gcloud login
+``tests/fixtures/google/adc_authorized_user.json``, pi-ai's token request and Gemini call per
+location and project variable, a refused token; ``_pi_wire.mjs`` gets ``windowFetch`` so that
+google-auth-library's gaxios fetches through the replaced ``fetch``) and
+``wire_google_models_json.json`` (Gemini and Vertex providers of an agent dir's ``models.json``).
 """
 
 from __future__ import annotations
@@ -452,9 +459,107 @@ def _adc_main() -> None:
     print(f"wrote {len(golden)} cases to {ADC_GOLDEN}")
 
 
+MODELS_JSON_GOLDEN = TESTS / "golden" / "wire_google_models_json.json"
+MODELS_JSON_ENV = {"GEMINI_PROXY_KEY": "proxy-key-0123456789", "VERTEX_PROXY_KEY": "vx-key-0123456789"}
+MODELS_JSON = {
+    "providers": {
+        "gemini-proxy": {
+            "baseUrl": "https://llm-gw.example.test/gemini/v1beta/",
+            "api": "google-generative-ai",
+            "apiKey": "$GEMINI_PROXY_KEY",
+            "headers": {"X-Team": "nlp"},
+            "models": [
+                {"id": "gemini-2.5-flash", "reasoning": True, "contextWindow": 1048576, "maxTokens": 65536},
+                {
+                    "id": "gemini-3-flash-preview",
+                    "reasoning": True,
+                    "input": ["text", "image"],
+                    "contextWindow": 1048576,
+                    "maxTokens": 65536,
+                    "headers": {"X-Route": "g3"},
+                },
+            ],
+        },
+        "vertex-proxy": {
+            "baseUrl": "https://vertex-gw.example.test/v1",
+            "api": "google-vertex",
+            "apiKey": "$VERTEX_PROXY_KEY",
+            "models": [
+                {"id": "gemini-2.5-pro", "reasoning": True, "contextWindow": 1048576, "maxTokens": 65536}
+            ],
+        },
+        "vertex-root": {
+            "baseUrl": "https://vertex-root.example.test/api",
+            "api": "google-vertex",
+            "apiKey": "literal-vertex-key",
+            "models": [
+                {
+                    "id": "gemini-3.1-pro-preview",
+                    "reasoning": True,
+                    "contextWindow": 1048576,
+                    "maxTokens": 65536,
+                }
+            ],
+        },
+        "google": {"baseUrl": "https://gemini-override.example.test/v1beta", "headers": {"X-Override": "1"}},
+    }
+}
+MODELS_JSON_CASES = [
+    ("gemini-proxy/gemini-2.5-flash", "google-generative-ai", "tools", "off"),
+    ("gemini-proxy/gemini-2.5-flash", "google-generative-ai", "history", "medium"),
+    ("gemini-proxy/gemini-3-flash-preview", "google-generative-ai", "replay", "high"),
+    ("vertex-proxy/gemini-2.5-pro", "google-vertex", "tools", "medium"),
+    ("vertex-root/gemini-3.1-pro-preview", "google-vertex", "history", "high"),
+    ("google/gemini-2.5-pro", "google-generative-ai", "foreign", "off"),
+]
+
+
+def _models_json_main() -> None:
+    from make_wire import pi_env, run_node
+
+    jobs = []
+    for spec, api, conversation, level in MODELS_JSON_CASES:
+        provider, mid = spec.split("/", 1)
+        jobs.append(
+            {
+                "name": f"{spec}|{conversation}|{level}",
+                "provider": provider,
+                "model": mid,
+                "context": wire_cases.context_for(
+                    {"provider": provider, "api": api, "id": mid}, conversation
+                ),
+                "level": level,
+                "sessionId": wire_cases.SESSION_ID,
+                "responses": [wire_cases.canned_response(api)],
+            }
+        )
+    env = {**pi_env(), **MODELS_JSON_ENV}
+    with tempfile.TemporaryDirectory() as agent_dir:
+        (Path(agent_dir) / "models.json").write_text(json.dumps(MODELS_JSON))
+        result = run_node(jobs, agent_dir, env)
+    golden = {}
+    for job in jobs:
+        got = result["cases"][job["name"]]
+        ua = next(
+            (
+                q["headers"]["user-agent"]
+                for q in got["requests"]
+                if q["headers"].get("user-agent", "").startswith("pi (")
+            ),
+            None,
+        )
+        golden[job["name"]] = {
+            "requests": [wire_cases.comparable(q, ua) for q in got["requests"]],
+            "message": got["message"],
+        }
+    MODELS_JSON_GOLDEN.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {len(golden)} cases to {MODELS_JSON_GOLDEN}")
+
+
 def main() -> None:
     from make_wire import pi_env, run_node
 
+    _models_json_main()
     _adc_main()
 
     from pi_nb.providers.catalog import find_model

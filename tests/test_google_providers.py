@@ -49,7 +49,7 @@ def _fake_keys() -> Any:
 
     env = wire_cases.fake_env({p: list(provider_api_key_env(p)) for p in list_providers()})
     names = [*env, "PI_CACHE_RETENTION", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"]
-    names.append("GOOGLE_APPLICATION_CREDENTIALS")
+    names += ["GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_VERTEX_BASE_URL"]
     saved = {k: os.environ.get(k) for k in names}
     os.environ.update(env)
     for k in names[len(env) :]:

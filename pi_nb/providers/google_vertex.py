@@ -111,10 +111,12 @@ class GoogleVertexModel(GoogleGenerativeAIModel):
         path = f"publishers/google/models/{model.get('id')}:streamGenerateContent?alt=sse"
         custom = _custom_base_url(str(model.get("baseUrl") or ""))
         version = "" if custom and _includes_api_version(custom) else _API_VERSION
+        # without a base URL of its own, @google/genai takes $GOOGLE_VERTEX_BASE_URL for the host
+        # (with the API version, and the project path for credentials)
+        env_base = None if custom else (os.environ.get("GOOGLE_VERTEX_BASE_URL") or None)
         if api_key:
-            return _join(custom or "https://aiplatform.googleapis.com/", version, path), {
-                "x-goog-api-key": api_key
-            }
+            host = custom or env_base or "https://aiplatform.googleapis.com/"
+            return _join(host, version, path), {"x-goog-api-key": api_key}
         project = (
             options.get("project")
             or get_provider_env_value("GOOGLE_CLOUD_PROJECT")
@@ -131,6 +133,8 @@ class GoogleVertexModel(GoogleGenerativeAIModel):
             )
         if custom:
             url = _join(custom, version, path)
+        elif env_base:
+            url = _join(env_base, version, f"projects/{project}/locations/{location}", path)
         else:
             if location == "global":
                 host = "https://aiplatform.googleapis.com/"

@@ -376,6 +376,31 @@ def adc_cases() -> list[dict[str, Any]]:
             [_TOKEN, ok],
         ),
         (
+            "env_base_url",
+            {
+                **base,
+                "GOOGLE_CLOUD_LOCATION": "us-east5",
+                "GOOGLE_VERTEX_BASE_URL": "https://vertex-env.example.test/",
+            },
+            "gemini-2.5-flash",
+            "tools",
+            "medium",
+            [_TOKEN, ok],
+        ),
+        (
+            "api_key_env_base_url",
+            {
+                "GOOGLE_CLOUD_API_KEY": "vertex-key-0123456789",
+                "GOOGLE_CLOUD_PROJECT": "ignored-proj",
+                "GOOGLE_CLOUD_LOCATION": "us-east5",
+                "GOOGLE_VERTEX_BASE_URL": "https://vertex-env.example.test",
+            },
+            "gemini-3-flash-preview",
+            "tools",
+            "high",
+            [ok],
+        ),
+        (
             "token_invalid_grant",
             {**base, "GOOGLE_CLOUD_LOCATION": "us-central1"},
             "gemini-2.5-flash",

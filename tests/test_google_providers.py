@@ -407,3 +407,49 @@ def test_models_json_gemini_and_vertex_providers(
     message, _ = asyncio.run(_collect(model, ctx, level))
     assert [wire_cases.comparable(q, pi_user_agent()) for q in transport.requests] == want["requests"]
     assert _clean(message) == _clean(want["message"])
+
+
+async def _final(model: Any, context: Any, options: Any) -> Any:
+    final = None
+    async for event in model.stream(context, options):
+        if event["type"] in ("done", "error"):
+            final = event.get("message") or event.get("error")
+    return final
+
+
+LEVELS_GOLDEN = json.loads((GOLDEN_DIR / "wire_google_levels.json").read_text(encoding="utf-8"))
+LEVEL_CASES = {c["name"]: c for c in answers.level_cases()}
+
+
+def test_the_levels_golden_has_every_case() -> None:
+    assert set(LEVELS_GOLDEN) == set(LEVEL_CASES)
+
+
+def test_every_model_at_every_level() -> None:
+    """Every Google catalog model at every thinking level Pi offers, and with Pi's custom thinking
+    budgets: the ``generationConfig`` pi-ai sends (levels clamped to the model's, mapped to Gemini
+    3 / Gemma 4 thinking levels or Gemini 2.5 budgets) and the message it records."""
+    from pi_nb.providers.base import Context, StreamOptions
+    from pi_nb.providers.registry import get_model
+
+    failures = []
+    for name, case in LEVEL_CASES.items():
+        transport = CaptureTransport([wire_cases.canned_response(case["api"])])
+        model = get_model(f"{case['provider']}/{case['model']}", transport=transport)
+        ctx = wire_cases.context_for(
+            {"provider": case["provider"], "api": case["api"], "id": case["model"]}, "tools"
+        )
+        extra = {"thinking_budgets": case["budgets"]} if case["budgets"] else {}
+        options = StreamOptions(reasoning=case["level"], session_id=wire_cases.SESSION_ID, extra=extra)
+
+        context = Context(ctx["systemPrompt"], ctx["messages"], ctx.get("tools"))
+        message = asyncio.run(_final(model, context, options))
+        want = LEVELS_GOLDEN[name]
+        got_config = (
+            json.loads(transport.requests[0]["body"]).get("generationConfig") if transport.requests else None
+        )
+        if json.dumps(got_config) != json.dumps(want["generationConfig"]) or _clean(message) != _clean(
+            want["message"]
+        ):
+            failures.append(f"{name}: {got_config} != {want['generationConfig']}")
+    assert not failures, "\n".join(failures[:10])

@@ -23,7 +23,9 @@ application-default credentials from the committed fake gcloud login
 ``tests/fixtures/google/adc_authorized_user.json``, pi-ai's token request and Gemini call per
 location and project variable, a refused token; ``_pi_wire.mjs`` gets ``windowFetch`` so that
 google-auth-library's gaxios fetches through the replaced ``fetch``) and
-``wire_google_models_json.json`` (Gemini and Vertex providers of an agent dir's ``models.json``).
+``wire_google_models_json.json`` (Gemini and Vertex providers of an agent dir's ``models.json``),
+and ``wire_google_levels.json`` (every Google catalog model at every thinking level, and with Pi's
+custom ``thinkingBudgets``: the ``generationConfig`` pi-ai sends).
 """
 
 from __future__ import annotations
@@ -581,9 +583,85 @@ def _models_json_main() -> None:
     print(f"wrote {len(golden)} cases to {MODELS_JSON_GOLDEN}")
 
 
+LEVELS_GOLDEN = TESTS / "golden" / "wire_google_levels.json"
+#: every thinking level Pi offers; pi-ai clamps each to what the model supports
+ALL_LEVELS = ("minimal", "low", "medium", "high", "xhigh")
+#: Pi's ``thinkingBudgets`` setting (a custom budget per level) for the budget-based models
+CUSTOM_BUDGETS = {"minimal": 256, "low": 1024, "medium": 4096, "high": 16384}
+
+
+def level_cases() -> list[dict[str, Any]]:
+    """Every Google catalog model x every level (and, for a few, Pi's custom thinking budgets):
+    the ``generationConfig`` pi-ai sends."""
+    from pi_nb.providers.catalog import list_models
+
+    out = []
+    for m in list_models():
+        if m.api not in ("google-generative-ai", "google-vertex"):
+            continue
+        for level in ALL_LEVELS:
+            out.append(
+                {
+                    "name": f"{m.provider}/{m.id}|{level}",
+                    "provider": m.provider,
+                    "model": m.id,
+                    "api": m.api,
+                    "level": level,
+                    "budgets": None,
+                }
+            )
+        if "2.5" in m.id or m.id.startswith("deep-research"):
+            for level in ("minimal", "high"):
+                out.append(
+                    {
+                        "name": f"{m.provider}/{m.id}|{level}|budgets",
+                        "provider": m.provider,
+                        "model": m.id,
+                        "api": m.api,
+                        "level": level,
+                        "budgets": CUSTOM_BUDGETS,
+                    }
+                )
+    return out
+
+
+def _levels_main() -> None:
+    from make_wire import pi_env, run_node
+
+    jobs = []
+    for case in level_cases():
+        job = {
+            "name": case["name"],
+            "provider": case["provider"],
+            "model": case["model"],
+            "context": wire_cases.context_for(
+                {"provider": case["provider"], "api": case["api"], "id": case["model"]}, "tools"
+            ),
+            "level": case["level"],
+            "sessionId": wire_cases.SESSION_ID,
+            "responses": [wire_cases.canned_response(case["api"])],
+        }
+        if case["budgets"]:
+            job["settings"] = {"thinkingBudgets": case["budgets"]}
+        jobs.append(job)
+    with tempfile.TemporaryDirectory() as agent_dir:
+        result = run_node(jobs, agent_dir, pi_env())
+    golden = {}
+    for job in jobs:
+        got = result["cases"][job["name"]]
+        body = json.loads(got["requests"][0]["body"]) if got["requests"] else None
+        golden[job["name"]] = {
+            "generationConfig": body and body.get("generationConfig"),
+            "message": got["message"],
+        }
+    LEVELS_GOLDEN.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {len(golden)} cases to {LEVELS_GOLDEN}")
+
+
 def main() -> None:
     from make_wire import pi_env, run_node
 
+    _levels_main()
     _models_json_main()
     _adc_main()
 

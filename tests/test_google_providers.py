@@ -91,7 +91,7 @@ def _run(case: dict[str, Any]) -> tuple[list[dict[str, Any]], Any, list[list[Any
     model = get_model(
         f"{case['provider']}/{case['model']}", transport=transport, max_retries=case["max_retries"]
     )
-    ctx = wire_cases.context_for(dict(spec.raw), case["conversation"])
+    ctx = answers.context_for(dict(spec.raw), case["conversation"])
     final, events = asyncio.run(_collect(model, ctx, case["level"]))
     return transport.requests, final, events
 
@@ -117,6 +117,11 @@ def test_pi_nb_records_what_pi_ai_records(name: str) -> None:
     want = GOLDEN[name]
     requests, message, events = _run(CASES[name])
     assert len(requests) == want["requests"]
+    if "request" in want:  # a grammar tool, a strict JSON-schema tool; a tool a result adds
+        from pi_nb.providers.simple_options import pi_user_agent
+
+        assert wire_cases.comparable(requests[0], pi_user_agent()) == want["request"]
+        assert json.dumps(json.loads(requests[0]["body"])) == json.dumps(want["request"]["body"])
     assert _clean(message) == _clean(want["message"])
     assert events == want["events"]
 

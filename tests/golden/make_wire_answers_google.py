@@ -266,6 +266,27 @@ RETRY_CASES = [
 ]
 
 
+# conversations of make_wire_answers_responses.py: ``constrained`` (a grammar tool and a strict
+# JSON-schema tool, called earlier) and ``deferred`` (a tool a result adds); their request is
+# compared too
+TOOL_CASES = [
+    ("google", "gemini-2.5-flash", "constrained", "off"),
+    ("google", "gemini-3.1-pro-preview", "constrained", "high"),
+    ("google", "gemma-4-31b-it", "constrained", "medium"),
+    ("google-vertex", "gemini-2.5-pro", "constrained", "off"),
+    ("google-vertex", "gemini-3-flash-preview", "constrained", "medium"),
+    ("google", "gemini-3-flash-preview", "deferred", "off"),
+    ("google-vertex", "gemini-2.5-flash", "deferred", "high"),
+]
+
+
+def context_for(model: dict[str, Any], conversation: str) -> dict[str, Any]:
+    """``tests/wire_cases.py``'s conversations, and ``constrained`` / ``deferred``."""
+    import make_wire_answers_responses
+
+    return make_wire_answers_responses.context_for(model, conversation)
+
+
 def cases() -> list[dict[str, Any]]:
     """Every case: ``{name, api, provider, model, conversation, level, responses, max_retries}``."""
     from pi_nb.providers.catalog import find_model
@@ -293,6 +314,21 @@ def cases() -> list[dict[str, Any]]:
                         "max_retries": 0,
                     }
                 )
+    for provider, model_id, conversation, level in TOOL_CASES:
+        spec = find_model(provider, model_id)
+        assert spec is not None
+        out.append(
+            {
+                "name": f"{spec.api}|usage_cached_stop|{provider}/{model_id}|{conversation}|{level}",
+                "api": spec.api,
+                "provider": provider,
+                "model": model_id,
+                "conversation": conversation,
+                "level": level,
+                "responses": [ANSWERS["usage_cached_stop"]],
+                "max_retries": 0,
+            }
+        )
     for answer, api, (provider, model_id), retries, served in RETRY_CASES:
         out.append(
             {
@@ -677,7 +713,7 @@ def main() -> None:
                 "name": case["name"],
                 "provider": case["provider"],
                 "model": case["model"],
-                "context": wire_cases.context_for(dict(spec.raw), case["conversation"]),
+                "context": context_for(dict(spec.raw), case["conversation"]),
                 "level": case["level"],
                 "sessionId": wire_cases.SESSION_ID,
                 "responses": case["responses"],
@@ -694,6 +730,16 @@ def main() -> None:
             "message": got["message"],
             "events": got["events"],
         }
+        if case["conversation"] in ("constrained", "deferred"):
+            ua = next(
+                (
+                    q["headers"]["user-agent"]
+                    for q in got["requests"]
+                    if q["headers"].get("user-agent", "").startswith("pi (")
+                ),
+                None,
+            )
+            golden[case["name"]]["request"] = wire_cases.comparable(got["requests"][0], ua)
     GOLDEN.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {len(golden)} cases to {GOLDEN}")
 

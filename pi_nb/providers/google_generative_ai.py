@@ -175,10 +175,13 @@ class GoogleGenerativeAIModel(RemoteModel):
     sdk_module: ClassVar[str | None] = None
     #: the pi_nb extra that installs what a turn needs
     extra: ClassVar[str] = "google-generative-ai"
-    #: the SDK's "Custom fetch is not supported" name of this adapter, and its end-of-stream text
+    #: the name in pi-ai's "... stream ended without a finish reason"
     _stream_name: ClassVar[str] = "Google"
+    #: Gemma 4 thinking levels and a Gemini 2.5 Flash-Lite budget row (pi-ai's Vertex module has neither)
     _gemma_levels: ClassVar[bool] = True
     _flash_lite_budgets: ClassVar[bool] = True
+    #: the body follows the SDK's Vertex converters (else its Gemini API ones)
+    _vertex: ClassVar[bool] = False
     tool_call_counter: ClassVar[_GoogleCounter] = _GoogleCounter()
     #: milliseconds for generated tool-call ids (pi-ai's ``Date.now()``); tests replace it
     clock: ClassVar[Any] = staticmethod(_now_ms)
@@ -228,9 +231,8 @@ class GoogleGenerativeAIModel(RemoteModel):
                 "level": google_thinking_level(resolved, model_id, self._gemma_levels),
             }
         else:
-            budgets = (
-                opts.extra.get("thinking_budgets") if opts.extra else None
-            )  # Pi's thinkingBudgets setting
+            # Pi's thinkingBudgets setting, as the other providers take it
+            budgets = opts.extra.get("thinking_budgets") if opts.extra else None
             base["thinking"] = {
                 "enabled": True,
                 "budgetTokens": google_budget(model_id, resolved, budgets, self._flash_lite_budgets),
@@ -278,8 +280,6 @@ class GoogleGenerativeAIModel(RemoteModel):
         opts = options or StreamOptions()
         params = self._params(model, context, self._options(model, context, opts, self.resolve_api_key()))
         return wire_body(params, self._vertex)
-
-    _vertex: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ URL, headers, key
 

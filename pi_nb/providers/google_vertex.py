@@ -85,7 +85,8 @@ class GoogleVertexModel(GoogleGenerativeAIModel):
     api = "google-vertex"
     default_provider = "google-vertex"
     default_api_key_env = "GOOGLE_CLOUD_API_KEY"
-    #: imported only by a turn without an API key (application-default credentials)
+    #: imported only by a turn on application-default credentials other than a gcloud login
+    #: (service accounts, external accounts, the metadata server)
     sdk_module: ClassVar[str | None] = "google.auth"
     extra: ClassVar[str] = "google-vertex"
     _stream_name: ClassVar[str] = "Google Vertex"

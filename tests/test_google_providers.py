@@ -458,3 +458,20 @@ def test_every_model_at_every_level() -> None:
         ):
             failures.append(f"{name}: {got_config} != {want['generationConfig']}")
     assert not failures, "\n".join(failures[:10])
+
+
+def test_vertex_without_any_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No key, no credentials file, no gcloud login, not on Google Cloud: google-auth-library's
+    text, as pi-ai shows it (the metadata-server probe is skipped here: ``NO_GCE_CHECK``)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("NO_GCE_CHECK", "True")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    os.environ.pop("GOOGLE_CLOUD_API_KEY", None)
+    os.environ.update(GOOGLE_CLOUD_PROJECT="p", GOOGLE_CLOUD_LOCATION="us-central1")
+    transport = CaptureTransport([_ok()])
+    message, _ = asyncio.run(_collect(_vertex(transport), _tools_ctx(), "off"))
+    assert message["errorMessage"] == (
+        "Could not load the default credentials. Browse to "
+        "https://cloud.google.com/docs/authentication/getting-started for more information."
+    )
+    assert transport.requests == []

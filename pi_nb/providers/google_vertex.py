@@ -54,6 +54,10 @@ _VERSION_IN_TEXT = re.compile(r"(?:^|/)v\d+(?:beta\d*)?(?:/|$)")
 _SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 _MULTI_REGIONAL = frozenset({"us", "eu"})
 _TOKEN_URL = "https://oauth2.googleapis.com/token"
+_NO_CREDENTIALS = (
+    "Could not load the default credentials. Browse to "
+    "https://cloud.google.com/docs/authentication/getting-started for more information."
+)
 
 
 def _custom_base_url(base_url: str) -> str | None:
@@ -173,7 +177,12 @@ class GoogleVertexModel(GoogleGenerativeAIModel):
                 "google-vertex without an API key needs application-default credentials through "
                 "google-auth: pip install 'pi_nb[google-vertex]'"
             ) from error
-        credentials, _ = google.auth.default(scopes=[_SCOPE])
+        from google.auth.exceptions import DefaultCredentialsError
+
+        try:
+            credentials, _ = await asyncio.to_thread(google.auth.default, scopes=[_SCOPE])
+        except DefaultCredentialsError as error:  # google-auth-library's text, as pi-ai shows it
+            raise GoogleStreamError(_NO_CREDENTIALS) from error
         loop = asyncio.get_running_loop()
         adapter = _HttpxAuthRequest(self, loop)
         await asyncio.to_thread(credentials.refresh, adapter)

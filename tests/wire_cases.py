@@ -23,6 +23,7 @@ Pi's user agent (checked separately).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 SESSION_ID = "0b9c7c9e-7a43-4f6e-9d1e-2d7c2b3f4a51"
@@ -34,7 +35,13 @@ SYSTEM = "You are an expert coding assistant operating inside pi, a coding agent
 #: golden, wire_requests_<api>.jsonl.gz (make_wire.py --api API)
 FIRST_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "mistral-conversations")
 #: every API whose catalog models the wire test runs
-RUN_APIS: tuple[str, ...] = (*FIRST_APIS, "azure-openai-responses", "openai-codex-responses")
+RUN_APIS: tuple[str, ...] = (
+    *FIRST_APIS,
+    "azure-openai-responses",
+    "openai-codex-responses",
+    "google-generative-ai",
+    "google-vertex",
+)
 SIGN_IN_PROVIDERS = ("github-copilot",)
 #: the APIs that read the Responses API's events and ids (the same canned answer, signatures, ids)
 RESPONSES_APIS = ("openai-responses", "azure-openai-responses", "openai-codex-responses")
@@ -154,6 +161,8 @@ def _signature_for(api: str) -> str:
         )
     if api == "openai-completions":
         return "reasoning_content"
+    if api in ("google-generative-ai", "google-vertex"):
+        return "Q2lJQmpHOXp0aG91Z2h0c2lnbmF0dXJl"  # base64, as Gemini's thoughtSignature
     return "reasoning"
 
 
@@ -164,6 +173,8 @@ def _call_id(api: str) -> str:
         return "toolu_01A09q90qw90lq917835lq9"
     if api == "mistral-conversations":
         return "D681PevKs"
+    if api in ("google-generative-ai", "google-vertex"):
+        return "bash_1767225600000_1"  # pi-ai's own id for a call Gemini sent without one
     return "call_abc123"
 
 
@@ -395,6 +406,16 @@ def canned_response(api: str) -> dict[str, Any]:
             },
         ]
         body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    elif api in ("google-generative-ai", "google-vertex"):
+        chunk = {
+            "candidates": [
+                {"content": {"parts": [{"text": "ok"}], "role": "model"}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11},
+            "modelVersion": "m",
+            "responseId": "r1",
+        }
+        body = f"data: {json.dumps(chunk)}\r\n\r\n"
     else:  # Chat Completions and Mistral's chat stream
         chunks = [
             {
@@ -460,6 +481,12 @@ def comparable(request: dict[str, Any], user_agent: str | None = None) -> dict[s
     }
     if user_agent is not None and headers.get("user-agent") == user_agent:
         headers["user-agent"] = "<pi user agent>"
+    if headers.get("accept") == "*/*":  # fetch's default (undici adds it on the wire, as httpx does)
+        del headers["accept"]
+    if "x-goog-api-client" in headers:  # @google/genai's label names the runtime (gl-node/v22...)
+        headers["x-goog-api-client"] = re.sub(
+            r" gl-(node|python)/\S+", " <runtime>", headers["x-goog-api-client"]
+        )
     body_text = request.get("body")
     try:
         body: Any = json.loads(body_text) if body_text else None

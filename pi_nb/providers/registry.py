@@ -29,8 +29,9 @@ of pi-ai 0.85.0's catalog.
 * pi_nb speaks the APIs of its provider table (:func:`provider_table`, ``SPOKEN_APIS``):
   ``anthropic-messages``, ``openai-completions``, ``openai-responses``, ``mistral-conversations``
   (Mistral's own chat API), ``azure-openai-responses`` (Azure OpenAI) and
-  ``openai-codex-responses`` (ChatGPT's Codex backend, with a ChatGPT sign-in token). A catalog
-  model on another API (Bedrock, Vertex, Gemini's own API...) is still known to :func:`find_model`, budgets
+  ``openai-codex-responses`` (ChatGPT's Codex backend, with a ChatGPT sign-in token),
+  ``google-generative-ai`` (Gemini's API) and ``google-vertex`` (Vertex AI). A catalog
+  model on another API is still known to :func:`find_model`, budgets
   and cost analysis; asking to run it raises :class:`UnsupportedApiError`, which names the APIs
   pi_nb speaks.
 
@@ -102,6 +103,8 @@ _PROVIDERS: tuple[ProviderEntry, ...] = (
     ProviderEntry("mistral-conversations",   "pi_nb.providers.mistral_conversations",       "MistralConversationsModel",      "mistral",                "httpx"),
     ProviderEntry("azure-openai-responses",  "pi_nb.providers.azure_openai_responses",      "AzureOpenAIResponsesProvider",   "azure-openai-responses", "openai"),
     ProviderEntry("openai-codex-responses",  "pi_nb.providers.openai_codex_responses",      "OpenAICodexResponsesProvider",   "openai-codex-responses", "httpx"),
+    ProviderEntry("google-generative-ai",    "pi_nb.providers.google_generative_ai",        "GoogleGenerativeAIModel",        "google-generative-ai",   "httpx"),
+    ProviderEntry("google-vertex",           "pi_nb.providers.google_vertex",               "GoogleVertexModel",              "google-vertex",          "google.auth"),
 )
 # fmt: on
 _BY_API: dict[str, ProviderEntry] = {entry.api: entry for entry in _PROVIDERS}
@@ -286,7 +289,8 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
             "the model is known for budgets and costs (pi_nb.find_model). Use the model through "
             "its own provider (e.g. openai/... or anthropic/...)"
         )
-    if kwargs.get("base_url") and "base_url" not in overrides:
+    if kwargs.get("base_url") and "base_url" not in overrides and api != "google-vertex":
+        # (Vertex's catalog URL keeps its {location}: pi-ai builds the host from the location)
         kwargs["base_url"] = _fill_placeholders(kwargs["base_url"].rstrip("/"), spec)
     key_env = provider_api_key_env(provider)
     configured_key = _models_json_key_env(custom, provider) if custom is not None else None

@@ -17,6 +17,9 @@ process.env.PI_OFFLINE = "1";
 
 const input = JSON.parse(readFileSync(0, "utf8"));
 process.env.PI_CODING_AGENT_DIR = input.agentDir;
+// gaxios (google-auth-library: Vertex's application-default credentials) fetches through
+// window.fetch when there is a window, else node-fetch: a window makes it use the replaced fetch
+if (input.windowFetch) globalThis.window = { fetch: (...args) => globalThis.fetch(...args) };
 const { ModelRuntime } = await import(`${core}/model-runtime.js`);
 const { SettingsManager } = await import(`${core}/settings-manager.js`);
 const { mergeProviderAttributionHeaders } = await import(`${core}/provider-attribution.js`);

@@ -330,7 +330,7 @@ def test_provider_classes_declare_module_and_extra() -> None:
     from pi_nb.providers.google_vertex import GoogleVertexModel
 
     assert (GoogleGenerativeAIModel.sdk_module, GoogleGenerativeAIModel.extra) == (
-        None,
+        "httpx",
         "google-generative-ai",
     )
     assert (GoogleVertexModel.sdk_module, GoogleVertexModel.extra) == ("google.auth", "google-vertex")

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypeAlias
 
 from pi_nb._fs import FileTooLargeError, SpecialFileError
 from pi_nb._js import js_stringify_pretty
+from pi_nb.config import get_agent_dir
 from pi_nb.errors import ProjectNotTrustedError, SettingsFileError
 from pi_nb.resources.paths import (
     CONFIG_DIR_NAME,
@@ -287,12 +288,10 @@ class SettingsManager:
     ) -> SettingsManager:
         """Settings from ``{agent_dir}/settings.json`` and ``{cwd}/.pi/settings.json``.
 
-        ``agent_dir`` defaults to :func:`pi_nb.session.paths.get_agent_dir` (``$PI_CODING_AGENT_DIR``
+        ``agent_dir`` defaults to :func:`pi_nb.config.get_agent_dir` (``$PI_CODING_AGENT_DIR``
         or ``~/.pi/agent``).
         """
         if agent_dir is None:
-            from pi_nb.session.paths import get_agent_dir
-
             agent_dir = get_agent_dir()
         return cls.from_storage(FileSettingsStorage(cwd, agent_dir), project_trusted=project_trusted)
 
@@ -763,8 +762,6 @@ def settings_for_session(source: Any, agent_dir: str | None = None) -> SettingsM
     if isinstance(own, SettingsManager):
         return own
     if agent_dir is None:
-        from pi_nb.session.paths import get_agent_dir
-
         agent_dir = get_agent_dir()
     cwd = session_cwd(source)
     if cwd is None:

@@ -51,6 +51,7 @@ from pi_nb._js import UNDEFINED, Undefined, js_stringify
 from pi_nb._js import js_trim as _js_trim
 from pi_nb._js import js_truthy as _js_truthy
 from pi_nb._js import js_truthy as _truthy
+from pi_nb.config import APP_NAME, normalize_path, resolve_path
 from pi_nb.errors import (
     EntryCycleError,
     EntryNotFoundError,
@@ -87,8 +88,6 @@ from pi_nb.session.paths import (
     _default_session_dir_path,
     find_most_recent_session,
     get_default_session_dir,
-    normalize_path,
-    resolve_path,
     session_file_name,
 )
 from pi_nb.session.types import FileEntry, LabelEntry, SessionEntry, SessionHeader
@@ -99,7 +98,6 @@ __all__ = [
     "SessionTreeNodeDict",
 ]
 
-APP_NAME = "pi"
 _NEWLINES = re.compile(r"[\r\n]+")
 
 

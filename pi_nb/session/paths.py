@@ -24,6 +24,14 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from pi_nb._fs import lines_upto
 from pi_nb._js import js_number_to_string
+from pi_nb.config import (
+    ENV_AGENT_DIR,
+    ENV_SESSION_DIR,
+    get_agent_dir,
+    get_sessions_dir,
+    normalize_path,
+    resolve_path,
+)
 from pi_nb.errors import SessionFileTypeError
 from pi_nb.messages import AssistantMessage, UserMessage, js_date_ms
 from pi_nb.session.jsonl import (
@@ -36,6 +44,8 @@ from pi_nb.session.jsonl import (
 )
 from pi_nb.session.types import SessionHeader, SessionMessageEntry
 
+# ENV_AGENT_DIR, ENV_SESSION_DIR, get_agent_dir, get_sessions_dir, normalize_path and resolve_path
+# are defined in pi_nb.config (Pi's config.ts) and re-exported here.
 __all__ = [
     "ENV_AGENT_DIR",
     "ENV_SESSION_DIR",
@@ -51,45 +61,6 @@ __all__ = [
     "session_file_name",
     "session_files_under",
 ]
-
-ENV_AGENT_DIR = "PI_CODING_AGENT_DIR"
-ENV_SESSION_DIR = "PI_CODING_AGENT_SESSION_DIR"
-CONFIG_DIR_NAME = ".pi"
-
-
-def _home() -> str:
-    from pi_nb.resources.paths import os_homedir  # lazy: resources may import this module
-
-    return os_homedir()
-
-
-def normalize_path(path: str) -> str:
-    """Pi's ``normalizePath`` (``~``, ``~/x``, ``file://`` URLs; otherwise unchanged, not made
-    absolute). Delegates to :func:`pi_nb.resources.paths.normalize_path`."""
-    from pi_nb.resources.paths import normalize_path as _normalize
-
-    return _normalize(path)
-
-
-def resolve_path(path: str, base_dir: str | None = None) -> str:
-    """Pi's ``resolvePath``: normalise, then resolve against ``base_dir`` (default: the current
-    directory) like Node's ``path.resolve``. Delegates to :func:`pi_nb.resources.paths.resolve_path`."""
-    from pi_nb.resources.paths import resolve_path as _resolve
-
-    return _resolve(path, base_dir)
-
-
-def get_agent_dir() -> str:
-    """``$PI_CODING_AGENT_DIR`` (``~`` expanded) when set and non-empty, else ``~/.pi/agent``."""
-    env = os.environ.get(ENV_AGENT_DIR)
-    if env:
-        return normalize_path(env)
-    return os.path.join(_home(), CONFIG_DIR_NAME, "agent")
-
-
-def get_sessions_dir() -> str:
-    """``{agent dir}/sessions``."""
-    return os.path.join(get_agent_dir(), "sessions")
 
 
 def _default_session_dir_path(cwd: str, agent_dir: str | None = None) -> str:

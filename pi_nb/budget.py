@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pi_nb._js import js_round, js_stringify, js_to_fixed
+from pi_nb.compaction.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from pi_nb.errors import NotebookError
 from pi_nb.messages import AgentMessage, Usage
 from pi_nb.session.context import session_entry_to_context_messages
@@ -76,9 +77,9 @@ __all__ = [
     "message_category",
 ]
 
-PI_DEFAULT_RESERVE_TOKENS = 16384
-"""Pi's ``DEFAULT_COMPACTION_SETTINGS.reserveTokens``."""
-PI_DEFAULT_KEEP_RECENT_TOKENS = 20000
+PI_DEFAULT_RESERVE_TOKENS = DEFAULT_RESERVE_TOKENS
+"""Pi's ``DEFAULT_COMPACTION_SETTINGS.reserveTokens`` (:data:`pi_nb.compaction.settings.DEFAULT_RESERVE_TOKENS`)."""
+PI_DEFAULT_KEEP_RECENT_TOKENS = DEFAULT_KEEP_RECENT_TOKENS
 """Pi's ``DEFAULT_COMPACTION_SETTINGS.keepRecentTokens``."""
 
 SYSTEM_PROMPT = "system prompt"

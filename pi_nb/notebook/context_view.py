@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pi_nb._async import run_sync
 from pi_nb._js import js_stringify
 from pi_nb.providers.base import Context
 from pi_nb.tokens import count_tokens, estimate_tokens
@@ -99,10 +100,8 @@ class ContextView:
     @classmethod
     def from_session(cls, session: Any, *, run: Any = None) -> ContextView:
         """The next request of an :class:`~pi_nb.agent.AgentSession` (``run`` executes a coroutine)."""
-        import asyncio
-
         coro = session.build_request_context()
-        context = run(coro) if run is not None else asyncio.run(coro)
+        context = run(coro) if run is not None else run_sync(coro)
         return cls(
             context,
             model=f"{session.model.provider}/{session.model.id}",

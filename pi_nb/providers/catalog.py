@@ -301,6 +301,12 @@ def _catalog() -> _Catalog:
     )
 
 
+def builtin_models(provider: str) -> tuple[ModelSpec, ...]:
+    """The bundled catalog's own models of ``provider`` (``()`` for a provider it does not know),
+    before the agent dir's ``models.json`` adds or changes any."""
+    return _catalog().providers.get(provider, ())
+
+
 def catalog_info() -> CatalogInfo:
     """Where the shipped catalog comes from: ``source`` (``@earendil-works/pi-ai@0.85.0``),
     ``generatedAt`` (pi-ai's own date for its data), ``modelCount``, ``providerCount``."""

@@ -544,9 +544,9 @@ def _find_defaults(
 
 
 def _base_models(provider_id: str) -> list[dict[str, Any]]:
-    from pi_nb.providers.catalog import _catalog
+    from pi_nb.providers.catalog import builtin_models
 
-    return [copy.deepcopy(dict(spec.raw)) for spec in _catalog().providers.get(provider_id, ())]
+    return [copy.deepcopy(dict(spec.raw)) for spec in builtin_models(provider_id)]
 
 
 def _apply_override(model: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

@@ -509,11 +509,15 @@ class SettingsManager:
             self._set_global_nested("compaction", key, value)
 
     def get_compaction_reserve_tokens(self) -> int:
-        value: int = _nested(self._settings, "compaction", "reserveTokens", 16384)
+        from pi_nb.compaction.settings import DEFAULT_RESERVE_TOKENS
+
+        value: int = _nested(self._settings, "compaction", "reserveTokens", DEFAULT_RESERVE_TOKENS)
         return value
 
     def get_compaction_keep_recent_tokens(self) -> int:
-        value: int = _nested(self._settings, "compaction", "keepRecentTokens", 20000)
+        from pi_nb.compaction.settings import DEFAULT_KEEP_RECENT_TOKENS
+
+        value: int = _nested(self._settings, "compaction", "keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS)
         return value
 
     def get_compaction_settings(self) -> CompactionSettings:
@@ -534,11 +538,13 @@ class SettingsManager:
 
     def get_branch_summary_settings(self) -> BranchSummarySettings:
         """Pi's ``getBranchSummarySettings()`` (``reserveTokens`` 16384, ``skipPrompt`` false)."""
-        from pi_nb.compaction.settings import BranchSummarySettings
+        from pi_nb.compaction.settings import DEFAULT_RESERVE_TOKENS, BranchSummarySettings
 
         return BranchSummarySettings.from_dict(
             {
-                "reserveTokens": _nested(self._settings, "branchSummary", "reserveTokens", 16384),
+                "reserveTokens": _nested(
+                    self._settings, "branchSummary", "reserveTokens", DEFAULT_RESERVE_TOKENS
+                ),
                 "skipPrompt": _nested(self._settings, "branchSummary", "skipPrompt", False),
             }
         )

@@ -63,11 +63,17 @@ __all__ = [
 ]
 
 
-def _default_session_dir_path(cwd: str, agent_dir: str | None = None) -> str:
+def default_session_dir_path(cwd: str, agent_dir: str | None = None) -> str:
+    """The default session directory of ``cwd`` under the agent dir (not created, unlike
+    :func:`get_default_session_dir`)."""
     resolved_cwd = resolve_path(cwd)
     resolved_agent_dir = resolve_path(agent_dir if agent_dir is not None else get_agent_dir())
     safe = re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", resolved_cwd))
     return os.path.join(resolved_agent_dir, "sessions", f"--{safe}--")
+
+
+#: The old private name, still imported by :mod:`pi_nb.notebook.magics` (finished after merge).
+_default_session_dir_path = default_session_dir_path
 
 
 def get_default_session_dir(cwd: str, agent_dir: str | None = None) -> str:
@@ -75,7 +81,7 @@ def get_default_session_dir(cwd: str, agent_dir: str | None = None) -> str:
 
     ``/home/u/proj`` -> ``{agent dir}/sessions/--home-u-proj--``.
     """
-    directory = _default_session_dir_path(cwd, agent_dir)
+    directory = default_session_dir_path(cwd, agent_dir)
     os.makedirs(directory, exist_ok=True)
     return directory
 
@@ -352,7 +358,7 @@ def list_sessions(
     resolves to ``cwd`` are kept.
     """
     directory = normalize_path(session_dir) if session_dir else get_default_session_dir(cwd)
-    filter_cwd = session_dir is not None and directory != _default_session_dir_path(cwd)
+    filter_cwd = session_dir is not None and directory != default_session_dir_path(cwd)
     resolved_cwd = resolve_path(cwd)
     sessions = [
         s for s in _list_dir(directory, on_progress) if not filter_cwd or _cwd_matches(s.cwd, resolved_cwd)

@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from types import MappingProxyType
 from typing import Any, NotRequired, TypedDict, cast
 
+from pi_nb._catalog_data import bundled_catalog
 from pi_nb.errors import InvalidMessageError, ProviderError
 from pi_nb.messages import Usage, UsageCost
 from pi_nb.session.types import SessionEntry
@@ -288,8 +287,7 @@ class _Catalog:
 
 @cache
 def _catalog() -> _Catalog:
-    text = resources.files("pi_nb").joinpath("_data", "models.json").read_text(encoding="utf-8")
-    data = json.loads(text)
+    data = bundled_catalog()
     providers = {p: tuple(ModelSpec.from_dict(m) for m in models) for p, models in data["providers"].items()}
     by_key = {(s.provider, s.id): s for specs in providers.values() for s in specs}
     info = {k: data[k] for k in ("source", "generatedAt", "modelCount", "providerCount")}

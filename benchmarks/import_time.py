@@ -65,7 +65,9 @@ def modules_loaded(python: str) -> tuple[int, int]:
         "new = set(sys.modules) - before; "
         "print(sum(1 for m in sys.modules if m == 'pi_nb' or m.startswith('pi_nb.')), len(new))"
     )
-    out = subprocess.run([python, "-c", code], capture_output=True, text=True, env=_env(), cwd=ROOT, check=True)
+    out = subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, env=_env(), cwd=ROOT, check=True
+    )
     ours, total = out.stdout.split()
     return int(ours), int(total)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pi_nb._async import run_sync
 from pi_nb._js import js_stringify
+from pi_nb.notebook._mime import filter_bundle
 from pi_nb.providers.base import Context
 from pi_nb.tokens import count_tokens, estimate_tokens
 
@@ -148,4 +149,5 @@ class ContextView:
         return "".join(out)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
-        return {"text/plain": self.to_text(), "text/html": self.to_html()}
+        bundle: MimeBundle = {"text/plain": self.to_text(), "text/html": self.to_html()}
+        return filter_bundle(bundle, include, exclude)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Final, TypedDict, cast
 
 from pi_nb._js import js_stringify, js_type_name
 from pi_nb._js import utf16_len as _utf16_len
+from pi_nb._wire import wire_dict
 from pi_nb.errors import InvalidMessageError, TokenizerError
 from pi_nb.messages import AgentMessage, Usage
 
@@ -359,12 +360,7 @@ class ContextTokenEstimate:
     last_usage_index: int | None
 
     def to_dict(self) -> ContextTokenEstimateDict:
-        return {
-            "tokens": self.tokens,
-            "usageTokens": self.usage_tokens,
-            "trailingTokens": self.trailing_tokens,
-            "lastUsageIndex": self.last_usage_index,
-        }
+        return cast(ContextTokenEstimateDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 def estimate_context_tokens(messages: Sequence[AgentMessage]) -> ContextTokenEstimate:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+from pi_nb._wire import wire_dict
 from pi_nb.compaction._types import BranchSummarySettingsDict, CompactionSettingsDict, RetrySettingsDict
 from pi_nb.errors import CompactionError, InvalidValueError
 
@@ -150,7 +151,7 @@ class BranchSummarySettings:
         _non_negative(self.reserve_tokens, "reserveTokens", "branchSummary")
 
     def to_dict(self) -> BranchSummarySettingsDict:
-        return {"reserveTokens": self.reserve_tokens, "skipPrompt": self.skip_prompt}
+        return cast(BranchSummarySettingsDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> BranchSummarySettings:
@@ -189,7 +190,7 @@ class RetrySettings:
             _non_negative(value, key, "retry")
 
     def to_dict(self) -> RetrySettingsDict:
-        return {"enabled": self.enabled, "maxRetries": self.max_retries, "baseDelayMs": self.base_delay_ms}
+        return cast(RetrySettingsDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> RetrySettings:

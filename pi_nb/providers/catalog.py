@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any, NotRequired, TypedDict, cast
 
 from pi_nb._catalog_data import bundled_catalog
+from pi_nb._wire import wire_dict
 from pi_nb.errors import InvalidMessageError, ProviderError
 from pi_nb.messages import Usage, UsageCost
 from pi_nb.session.types import SessionEntry
@@ -138,13 +139,7 @@ class CostTier:
 
     def to_dict(self) -> CostTierDict:
         """Pi's shape: ``{inputTokensAbove, input, output, cacheRead, cacheWrite}``."""
-        return {
-            "inputTokensAbove": self.input_tokens_above,
-            "input": self.input,
-            "output": self.output,
-            "cacheRead": self.cache_read,
-            "cacheWrite": self.cache_write,
-        }
+        return cast(CostTierDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 _COST_KEYS = {"input": "input", "output": "output", "cacheRead": "cache_read", "cacheWrite": "cache_write"}

@@ -56,8 +56,9 @@ import os
 import stat as _stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
+from pi_nb._wire import wire_dict
 from pi_nb.config import get_agent_dir
 from pi_nb.errors import SettingsFileError
 from pi_nb.resources._ignore import Ignore, IgnoreRuleError
@@ -225,7 +226,7 @@ class PromptSource:
     path: str
 
     def to_dict(self) -> PromptSourceDict:
-        return {"path": self.path}
+        return cast(PromptSourceDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -64,14 +64,7 @@ def test_generated_keys_are_the_declared_typeddict_keys(module: str, name: str) 
     mod = importlib.import_module(module)
     cls = getattr(mod, name)
     returns = cls.to_dict.__annotations__["return"]
-    shape = getattr(mod, returns, None) if isinstance(returns, str) else returns
-    if shape is None:  # imported for the type checker only: find it where it is defined
-        source = next(
-            m
-            for m in ("pi_nb.compaction._types", "pi_nb.resources.loader")
-            if hasattr(importlib.import_module(m), returns)
-        )
-        shape = getattr(importlib.import_module(source), returns)
+    shape = getattr(mod, returns) if isinstance(returns, str) else returns
     assert typing.is_typeddict(shape), shape
     assert [key for _, key in wire_keys(cls)] == list(shape.__annotations__)
     assert shape.__required_keys__ == frozenset(shape.__annotations__)  # no key Pi leaves out

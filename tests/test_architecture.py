@@ -56,8 +56,6 @@ CYCLE_ALLOWED: dict[tuple[str, str], str] = {
 PRIVATE_ALLOWED: dict[tuple[str, str], str] = {
     ("pi_nb.agent.session", "pi_nb.compaction._types:CompactionOutcomeDict"): "owned by the agent-session"
     " branch, finished after merge (import it from pi_nb.compaction)",
-    ("pi_nb.notebook.magics", "pi_nb.session.paths:_default_session_dir_path"): "owned by magics-split,"
-    " finished after merge (pi_nb.session.paths.default_session_dir_path)",
     ("pi_nb.providers.offline", "pi_nb.compaction.serialization:_format_tool_call_args"): "owned by the"
     " provider branches, finished after merge (pi_nb.compaction.serialization.format_tool_call_args)",
     ("pi_nb.what_if", "pi_nb.tokens:_checked_context_tokens"): "owned by decision, finished after merge"

@@ -251,7 +251,7 @@ def _cut_offsets(report: TruncationReport) -> tuple[int | None, int | None]:
     return rng[0], naive
 
 
-def _read_full_output(path: str) -> str | None:
+def read_full_output(path: str) -> str | None:
     try:
         data = read_regular(path, None)  # a path the session names: refused unless a regular file
     except OSError:
@@ -259,7 +259,7 @@ def _read_full_output(path: str) -> str | None:
     return data.decode("utf-8", "replace")
 
 
-def _read_tool_text(args: Mapping[str, Any], cwd: str) -> str | None:
+def read_tool_text(args: Mapping[str, Any], cwd: str) -> str | None:
     """The text Pi's read tool truncated: the file's lines from ``offset`` for ``limit`` lines.
 
     ``args`` are the recorded call's arguments, open JSON checked here field by field."""
@@ -333,10 +333,10 @@ def truncation_report(
         resolved = os.path.join(base_dir, path)
     exists = bool(resolved and os.path.isfile(resolved))
     if text is None and resolved and exists:
-        text = _read_full_output(resolved)
+        text = read_full_output(resolved)
         source = "fullOutputPath" if text is not None else None
     if text is None and tool_name == "read" and args is not None and cwd is not None:
-        text = _read_tool_text(args, cwd)
+        text = read_tool_text(args, cwd)
         source = "re-read file" if text is not None else None
     model_text = _text_of(msg.get("content"))
     _, notice = _split_notice(model_text, stored.content if stored else None)

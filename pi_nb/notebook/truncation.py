@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from pi_nb.analysis.truncation import (
     TruncationReport,
-    _read_full_output,
-    _read_tool_text,
     dropped_text,
+    read_full_output,
+    read_tool_text,
     truncation_report,
     truncation_report_for_text,
 )
@@ -43,7 +43,9 @@ __all__ = [
     "truncation_view",
 ]
 
-_ = (_read_full_output, _read_tool_text)  # the readers, importable from here as before
+# the readers, importable from here as before
+_read_full_output = read_full_output
+_read_tool_text = read_tool_text
 _dropped_text = dropped_text
 
 

@@ -126,11 +126,11 @@ def _path_completions(current: str, *, dirs_only: bool = False) -> list[str]:
 
 def _session_completions(magics: Any, current: str) -> list[str]:
     """Session files of the kernel's working directory (Pi's layout), newest first."""
-    from pi_nb.session.paths import _default_session_dir_path
+    from pi_nb.session.paths import default_session_dir_path
 
     try:
         cwd = magics._cwd() if magics is not None else os.getcwd()
-        folder = _default_session_dir_path(cwd)
+        folder = default_session_dir_path(cwd)
     except Exception:
         return []
     files = sorted(glob.glob(os.path.join(glob.escape(folder), "*.jsonl")), reverse=True)

@@ -289,8 +289,6 @@ def checked_context_tokens(usage: object) -> int:
     return _as_token_count(value, "usage")
 
 
-#: The old private name, still imported by :mod:`pi_nb.what_if` (finished after merge).
-_checked_context_tokens = checked_context_tokens
 
 
 def _assistant_usage(message: object) -> Mapping[str, object] | None:

@@ -108,7 +108,7 @@ from pi_nb.session.types import (
     SessionEntry,
     SessionMessageEntry,
 )
-from pi_nb.tokens import _checked_context_tokens, calculate_context_tokens, estimate_tokens
+from pi_nb.tokens import calculate_context_tokens, checked_context_tokens, estimate_tokens
 
 if TYPE_CHECKING:
     from pi_nb.providers.base import Model
@@ -1026,7 +1026,7 @@ class _Walk:
                     self.rebased.add(id(sim_message))
             sim_usage = messages[0].get("usage")
             if isinstance(sim_usage, Mapping) and sim_usage:
-                sim_usage_tokens = _checked_context_tokens(sim_usage)
+                sim_usage_tokens = checked_context_tokens(sim_usage)
         parent = self.sim_path[-1].get("id") if self.sim_path else None
         if sim_entry.get("parentId") != parent:
             sim_entry = _reparented(sim_entry, parent)

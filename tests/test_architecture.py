@@ -33,34 +33,10 @@ PACKAGES = ("session", "resources", "tools", "agent", "compaction", "providers",
 NOTEBOOK_ONLY = ("pi_nb.notebook", "IPython", "ipywidgets", "pandas", "matplotlib")
 
 # (a) import edges (importing module, imported node) left out of the cycle check
-CYCLE_ALLOWED: dict[tuple[str, str], str] = {
-    # compaction needs models (providers); the offline provider reads a summary's tool-call format
-    ("pi_nb.providers.offline", "pi_nb.compaction"): "owned by the provider branches, finished after merge"
-    " (format_tool_call_args is public in pi_nb.compaction.serialization; it moves below both)",
-    # the catalog and the registry read the agent dir's models.json (resources), which builds
-    # providers' ModelSpec values and validates thinking levels with providers.base
-    ("pi_nb.providers.registry", "pi_nb.resources"): "owned by the provider branches, finished after merge"
-    " (models_json belongs with the providers' catalog)",
-    ("pi_nb.providers.catalog", "pi_nb.resources"): "finished after merge with the registry above"
-    " (models_json belongs with the providers' catalog)",
-    # the providers redact error bodies (pi_nb.redaction), which reads the catalog's key variables
-    ("pi_nb.providers.base", "pi_nb.redaction"): "owned by the provider branches, finished after merge"
-    " (redaction should be told the catalog's key variables instead of importing the catalog)",
-    ("pi_nb.providers._stream_common", "pi_nb.redaction"): "owned by the provider branches, finished"
-    " after merge (as providers.base)",
-    ("pi_nb.providers.anthropic_provider", "pi_nb.redaction"): "owned by the provider branches, finished"
-    " after merge (as providers.base)",
-}
+CYCLE_ALLOWED: dict[tuple[str, str], str] = {}
 
 # (b) private imports across packages: (importing module, "from-module:name")
-PRIVATE_ALLOWED: dict[tuple[str, str], str] = {
-    ("pi_nb.agent.session", "pi_nb.compaction._types:CompactionOutcomeDict"): "owned by the agent-session"
-    " branch, finished after merge (import it from pi_nb.compaction)",
-    ("pi_nb.providers.offline", "pi_nb.compaction.serialization:_format_tool_call_args"): "owned by the"
-    " provider branches, finished after merge (pi_nb.compaction.serialization.format_tool_call_args)",
-    ("pi_nb.what_if", "pi_nb.tokens:_checked_context_tokens"): "owned by decision, finished after merge"
-    " (pi_nb.tokens.checked_context_tokens)",
-}
+PRIVATE_ALLOWED: dict[tuple[str, str], str] = {}
 
 # (c) notebook-only imports at the engine's module level: (importing module, imported module)
 ENGINE_ALLOWED: dict[tuple[str, str], str] = {}

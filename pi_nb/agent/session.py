@@ -48,13 +48,13 @@ from pi_nb.agent.events import (
 from pi_nb.agent.loop import NextTurnSnapshot, TurnSnapshot
 from pi_nb.compaction import (
     CompactionOutcome,
+    CompactionOutcomeDict,
     HookRunner,
     NavigateTreeResult,
     is_context_overflow,
     navigate_tree,
     run_compaction,
 )
-from pi_nb.compaction._types import CompactionOutcomeDict
 from pi_nb.compaction.decision import (
     OVERFLOW_RECOVERY_FAILED,
     TRUNCATED_RECOVERY_FAILED,

@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, MutableSet, Sequence
 from dataclasses import dataclass, field
 
-from pi_nb._js import js_key_order, js_sort_key, js_stringify, utf16_len
+from pi_nb._js import js_sort_key, utf16_len
 from pi_nb.compaction._types import FileListsDict, FileOperationsDict
 from pi_nb.errors import CompactionError
 from pi_nb.messages import AgentMessage, Message, block_text
+from pi_nb.messages import format_tool_call_args as format_tool_call_args  # shared with the offline model
 
 __all__ = [
     "SUMMARIZATION_SYSTEM_PROMPT",
@@ -204,25 +205,6 @@ def _truncate_for_summary(text: str, max_chars: int) -> str:
         kept = text[:end]
         kept_units = units
     return f"{kept}\n\n[... {total - kept_units} more characters truncated]"
-
-
-def format_tool_call_args(args: object) -> str:
-    """A tool call's arguments as the summaries write them: ``key=value`` pairs joined by ``, ``
-    (values as JSON), in JavaScript's ``Object.entries`` order."""
-    if isinstance(args, Mapping):
-        # Object.entries order: array-index keys ascending first (JSON.parse builds objects so too)
-        entries = js_key_order(dict(args))
-    elif isinstance(args, list):
-        entries = [(str(i), v) for i, v in enumerate(args)]
-    elif isinstance(args, str):
-        entries = [(str(i), ch) for i, ch in enumerate(args)]
-    else:
-        raise CompactionError(f"tool call arguments must be an object, got {args!r}")
-    return ", ".join(f"{k}={js_stringify(v)}" for k, v in entries)
-
-
-#: The old private name, still imported by :mod:`pi_nb.providers.offline` (finished after merge).
-_format_tool_call_args = format_tool_call_args
 
 
 def serialize_conversation(messages: Sequence[Message]) -> str:

@@ -314,7 +314,7 @@ def catalog_info() -> CatalogInfo:
 
 def _agent_models() -> Mapping[str, tuple[ModelSpec, ...]]:
     """The providers the agent dir's ``models.json`` adds or changes, with their models."""
-    from pi_nb.resources.models_json import agent_models
+    from pi_nb.providers.models_json import agent_models
 
     return agent_models()[1]
 

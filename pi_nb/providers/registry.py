@@ -9,14 +9,14 @@ of pi-ai 0.85.0's catalog.
   ``OPENROUTER_API_KEY``...). A base URL with ``{PLACEHOLDERS}`` (Cloudflare's account and gateway)
   takes them from the environment variables of the same name.
 * The agent dir's ``models.json`` (``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``) applies as Pi
-  applies it (:mod:`pi_nb.resources.models_json`): its custom providers' models (Ollama, vLLM,
+  applies it (:mod:`pi_nb.providers.models_json`): its custom providers' models (Ollama, vLLM,
   LM Studio, a proxy...) are ``"provider/model-id"`` specs like catalog ones, and its changes to a
   built-in provider (``baseUrl``, ``compat``, added models, ``modelOverrides``) change that
   provider's models. The model object carries pi-ai's model dict (``pi_ai_model()``); its key is
   the ``apiKey`` models.json gives (``"$VAR"`` names the variable; a literal or ``"!command"`` is
   resolved as Pi resolves it), and ``model.request_headers()`` gives the headers models.json adds
   to each request. A models.json Pi would reject raises
-  :class:`~pi_nb.resources.models_json.ModelsJsonError` with Pi's message and the file's path for
+  :class:`~pi_nb.providers.models_json.ModelsJsonError` with Pi's message and the file's path for
   the providers it concerns (a broken file only warns when a catalog model is asked for).
 * An id the catalog does not have, for a provider it has, needs ``context_window=`` (the window
   is not guessed); without it the error lists the provider's close ids.
@@ -303,7 +303,7 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
     kwargs.update(overrides)
     model = _construct(api, provider, model_id, kwargs)
     if custom is not None:
-        from pi_nb.resources.models_json import resolve_request_headers
+        from pi_nb.providers.models_json import resolve_request_headers
 
         loaded = custom[0]
         key_name = getattr(model, "api_key_env", "") or ""
@@ -343,9 +343,9 @@ def list_models_json_catalog_providers() -> list[str]:
 
 def _models_json_entry(spec: str, provider: str, model_id: str) -> tuple[Any, Mapping[str, Any]] | None:
     """The agent dir's models.json and its entry for ``provider`` (``None`` when it has none);
-    raises :class:`~pi_nb.resources.models_json.ModelsJsonError` when the file, that entry or that
+    raises :class:`~pi_nb.providers.models_json.ModelsJsonError` when the file, that entry or that
     model cannot be used, and warns when a broken file leaves a catalog provider as it is."""
-    from pi_nb.resources.models_json import ModelsJsonError, load_models_json, refused_model
+    from pi_nb.providers.models_json import ModelsJsonError, load_models_json, refused_model
 
     loaded = load_models_json()
     if loaded.config_error is not None:
@@ -372,7 +372,7 @@ def _models_json_key_env(custom: tuple[Any, Mapping[str, Any]], provider: str) -
     ``"$NAME"``/``"${NAME}"`` is that variable; a literal, a ``!command`` or a template is resolved
     now (as Pi resolves it) into ``PI_NB_MODELS_JSON_KEY_<PROVIDER>``, a variable of this process
     only, registered as a secret. ``None`` when models.json gives no key."""
-    from pi_nb.resources.models_json import resolve_config_value_or_raise
+    from pi_nb.providers.models_json import resolve_config_value_or_raise
 
     raw = custom[1].get("apiKey")
     if not isinstance(raw, str):

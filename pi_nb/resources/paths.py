@@ -35,7 +35,10 @@ from typing import Any
 
 import filelock
 
-from pi_nb._fs import MAX_RESOURCE_BYTES, read_regular
+from pi_nb._fs import MAX_RESOURCE_BYTES as MAX_RESOURCE_BYTES
+from pi_nb._fs import read_regular as read_regular
+from pi_nb._fs import read_text_js as read_text_js
+from pi_nb._fs import strip_bom as strip_bom
 from pi_nb._js import js_json_parse, js_trim
 from pi_nb._js import js_sort_key as _js_sort_key
 from pi_nb.config import APP_NAME, CONFIG_DIR_NAME, home_dir
@@ -55,23 +58,6 @@ __all__ = [
 
 #: Node's ``os.homedir()`` as Pi reads it (:data:`pi_nb.config.home_dir`).
 os_homedir = home_dir
-
-
-def strip_bom(content: str) -> str:
-    """Pi's ``stripBom``: drop one leading U+FEFF from decoded text."""
-    return content[1:] if content.startswith("\ufeff") else content
-
-
-def read_text_js(path: str) -> str:
-    """``readFileSync(path, "utf-8")``: UTF-8 with invalid bytes replaced by U+FFFD, BOM kept.
-
-    Raises :class:`OSError` like Node raises its fs errors. Unlike Node, a path that is not a
-    regular file (a FIFO would hang, ``/dev/zero`` never ends) raises
-    :class:`~pi_nb._fs.SpecialFileError`, and a file of more than
-    :data:`~pi_nb._fs.MAX_RESOURCE_BYTES` raises :class:`~pi_nb._fs.FileTooLargeError`, both
-    :class:`OSError` naming the file (:func:`pi_nb._fs.read_regular`).
-    """
-    return read_regular(path, MAX_RESOURCE_BYTES).decode("utf-8", errors="replace")
 
 
 def canonicalize_path(path: str) -> str:

@@ -652,7 +652,7 @@ class SettingsManager:
         value = self._settings.get("defaultThinkingLevel")
         if value is None:
             return None
-        from pi_nb.providers.base import validate_thinking_level
+        from pi_nb.messages import validate_thinking_level
 
         return validate_thinking_level(value, "settings defaultThinkingLevel")
 
@@ -663,7 +663,7 @@ class SettingsManager:
         value = levels.get(f"{provider}/{model_id}") if isinstance(levels, dict) else None
         if value is None:
             return None
-        from pi_nb.providers.base import validate_thinking_level
+        from pi_nb.messages import validate_thinking_level
 
         return validate_thinking_level(value, f'settings modelThinkingLevels["{provider}/{model_id}"]')
 
@@ -680,7 +680,7 @@ class SettingsManager:
         return None
 
     def set_default_thinking_level(self, level: str) -> None:
-        from pi_nb.providers.base import validate_thinking_level
+        from pi_nb.messages import validate_thinking_level
 
         self._set_global("defaultThinkingLevel", validate_thinking_level(level, "defaultThinkingLevel"))
 

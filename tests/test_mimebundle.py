@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pi_nb.notebook._base import MIME_WIDGET
 from pi_nb.notebook._mime import filter_bundle
 from pi_nb.notebook.context_view import ContextView
 from pi_nb.notebook.following import follow
@@ -21,10 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "pi_session.jsonl"
 
 # files whose _repr_mimebundle_ does not filter yet, and why (the list only shrinks)
-NOT_YET: dict[str, str] = {
-    "pi_nb/notebook/_base.py": "owned by engine-frames/magics-split, finished after merge:"
-    " StaticView, _WidgetView and ViewGroup return filter_bundle(bundle, include, exclude)",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def test_filter_bundle_keeps_included_and_drops_excluded_types() -> None:
@@ -111,7 +109,12 @@ def test_include_and_exclude_are_honoured(name: str, obj: Any) -> None:
     assert data(obj._repr_mimebundle_(include={"text/html"}, exclude={"text/html"})) == {}
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_YET["pi_nb/notebook/_base.py"])
 def test_the_static_views_honour_include() -> None:
     view = session_tree(str(FIXTURE))
     assert set(view._repr_mimebundle_(include={"text/plain"})) == {"text/plain"}
+    assert set(view._repr_mimebundle_(exclude={"text/html"})) == {"text/plain"}
+    # a widget that is excluded is never built
+    view.live = True
+    assert MIME_WIDGET not in view._repr_mimebundle_(exclude={MIME_WIDGET})
+    assert view._widget is None
+    assert MIME_WIDGET in view._repr_mimebundle_()

@@ -6,13 +6,14 @@ Nothing here imports ipywidgets, pandas or IPython at import time.
 
 from __future__ import annotations
 
-import asyncio
 import html
 import sys
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NotRequired, TypedDict
 
+from pi_nb._async import run_sync as _engine_run_sync
 from pi_nb.errors import NotebookError
+from pi_nb.notebook._mime import filter_bundle
 from pi_nb.session.source import is_agent_session as is_agent_session
 from pi_nb.session.source import open_session_source, split_session_source
 
@@ -154,8 +155,12 @@ class StaticView:
     def _repr_html_(self) -> str:
         return self.to_html()
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
+    def _bundle(self) -> MimeBundle:
+        """Every representation of the view (before ``include``/``exclude``)."""
         return {"text/plain": self.to_text(), "text/html": self.to_html()}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
+        return filter_bundle(self._bundle(), include, exclude)
 
     def __str__(self) -> str:
         return self.to_text()
@@ -169,16 +174,8 @@ session_sources = split_session_source
 """What a user passed split into single sessions (:func:`pi_nb.session.source.split_session_source`)."""
 
 
-def run_sync(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine to completion from a widget callback (a worker thread when a loop runs)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    import concurrent.futures
-
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pi_nb-view") as pool:
-        return pool.submit(asyncio.run, coro).result()
+run_sync = _engine_run_sync
+"""Run a coroutine to completion from a widget callback (:func:`pi_nb._async.run_sync`)."""
 
 
 def kernel_has_comms() -> bool:
@@ -222,16 +219,17 @@ class _WidgetView(StaticView):
         raise NotImplementedError
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
-        bundle = super()._repr_mimebundle_(include, exclude)
+        bundle = self._bundle()
         live = kernel_has_comms() if self.live is None else self.live
-        if live:
+        wanted = filter_bundle({MIME_WIDGET: None}, include, exclude)  # build the widget only if asked
+        if live and wanted:
             w = self.widget()
             data = w._repr_mimebundle_()
             if isinstance(data, tuple):  # (data, metadata) in some ipywidgets versions
                 data = data[0]
             if data and MIME_WIDGET in data:
                 bundle[MIME_WIDGET] = data[MIME_WIDGET]
-        return bundle
+        return filter_bundle(bundle, include, exclude)
 
 
 class ViewGroup(StaticView):
@@ -256,15 +254,16 @@ class ViewGroup(StaticView):
         return "\n\n".join(([self.title] if self.title else []) + [v.to_text() for v in self.views])
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
-        bundle = super()._repr_mimebundle_(include, exclude)
-        if kernel_has_comms() and all(isinstance(v, _WidgetView) for v in self.views):
+        bundle = self._bundle()
+        wanted = filter_bundle({MIME_WIDGET: None}, include, exclude)
+        if wanted and kernel_has_comms() and all(isinstance(v, _WidgetView) for v in self.views):
             box = _ipywidgets().VBox([v.widget() for v in self.views])  # type: ignore[attr-defined]
             data = box._repr_mimebundle_()
             if isinstance(data, tuple):
                 data = data[0]
             if data and MIME_WIDGET in data:
                 bundle[MIME_WIDGET] = data[MIME_WIDGET]
-        return bundle
+        return filter_bundle(bundle, include, exclude)
 
 
 Callback = Callable[..., Any]

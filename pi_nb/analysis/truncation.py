@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pi_nb._fs import read_regular
 from pi_nb._js import js_utf8_encode
 from pi_nb.errors import NotebookError, TruncationError
-from pi_nb.messages import ToolCall, ToolResultMessage
+from pi_nb.messages import ToolCall, ToolResultMessage, block_text
 from pi_nb.session.types import SessionMessageEntry
 from pi_nb.truncation import (
     DEFAULT_MAX_BYTES,
@@ -201,15 +201,7 @@ class TruncationReport:
 
 
 def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            b["text"]
-            for b in content
-            if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        )
-    return ""
+    return block_text(content, skip_non_string=True)
 
 
 def _split_notice(model_text: str, kept: str | None) -> tuple[str, str | None]:

@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from pi_nb._js import UNDEFINED, Undefined, js_homedir, js_stringify
 from pi_nb.errors import NotebookError
+from pi_nb.messages import block_text
 from pi_nb.session.context import context_entries_from_path, session_entry_to_context_messages
 from pi_nb.session.jsonl import gc_paused
 from pi_nb.session.manager import _sort_by_timestamp
@@ -88,15 +89,7 @@ def _normalize(text: str) -> str:
 
 
 def _extract_content(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "".join(
-        b.get("text", "")
-        for b in content
-        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    )
+    return block_text(content, "", skip_non_string=True)
 
 
 def _has_text(content: Any) -> bool:

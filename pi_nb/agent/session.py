@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict, TypeGuard, cast
 
+from pi_nb._async import run_sync
 from pi_nb._js import js_stringify
 from pi_nb.agent.agent import Agent
 from pi_nb.agent.events import (
@@ -123,9 +124,9 @@ __all__ = [
     "TRUNCATED_RECOVERY_FAILED",
     "TURN_NOTICE_CODES",
     "AgentSession",
-    "ContextUsage",
     "PromptResult",
     "PromptUsage",
+    "SessionContextUsage",
     "SessionHooks",
 ]
 
@@ -171,9 +172,11 @@ class PromptUsage(TypedDict):
     totalTokens: int
 
 
-class ContextUsage(TypedDict):
+class SessionContextUsage(TypedDict):
     """:meth:`AgentSession.get_context_usage`: ``{tokens, usageTokens, trailingTokens, contextWindow,
-    threshold, percent, messageTokens}`` (``percent`` is ``None`` for a window of 0)."""
+    threshold, percent, messageTokens}`` (``percent`` is ``None`` for a window of 0). Pi's own
+    ``getContextUsage`` shape, ``{tokens, contextWindow, percent}``, is
+    :class:`pi_nb.budget.ContextUsage`; this is that plus where the count came from."""
 
     tokens: int
     usageTokens: int
@@ -182,6 +185,10 @@ class ContextUsage(TypedDict):
     threshold: int
     percent: float | None
     messageTokens: list[int]
+
+
+# the name this shape had before it was told apart from Pi's ContextUsage (still importable from here)
+ContextUsage = SessionContextUsage
 
 
 class _SystemPromptOptions(TypedDict):
@@ -826,14 +833,7 @@ class AgentSession:
         Inside a running event loop (a Jupyter cell) the turn runs on a worker thread with its own
         loop and this call blocks until it ends; ``await session.prompt(...)`` is the non-blocking form.
         """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.prompt(text, **kwargs))
-        import concurrent.futures
-
-        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pi_nb-run") as pool:
-            return pool.submit(asyncio.run, self.prompt(text, **kwargs)).result()
+        return run_sync(self.prompt(text, **kwargs), thread_name="pi_nb-run")
 
     async def _run_agent_prompt(self, messages: list[AgentMessage], result: PromptResult) -> None:
         await self.agent.prompt(messages)
@@ -1219,7 +1219,7 @@ class AgentSession:
         llm_messages: list[Any] = self._convert_to_llm(messages)
         return Context(self.agent.state.system_prompt, llm_messages, tools)
 
-    def get_context_usage(self) -> ContextUsage:
+    def get_context_usage(self) -> SessionContextUsage:
         """Pi's ``getContextUsage``: tokens of the current context against the window (estimate + usage)."""
         estimate = estimate_context_tokens(self.agent.state.messages)
         window = self.model.context_window

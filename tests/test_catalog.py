@@ -372,9 +372,9 @@ def test_every_catalog_model_runs_with_its_numbers_or_says_which_apis_are_spoken
         assert base == expected, spec.key
         keys = provider_api_key_env(spec.provider)
         assert getattr(model, "api_key_env", None) == (
-            "ANTHROPIC_API_KEY" if spec.provider == "anthropic" else keys[0]
-        )
-    assert runnable > 900 and unsupported > 150
+            "ANTHROPIC_API_KEY" if spec.provider == "anthropic" else (keys[0] if keys else "")
+        )  # (amazon-bedrock: AWS credentials, no one key variable)
+    assert runnable > 1000 and unsupported > 50  # (Bedrock's 121 models run since bedrock-converse-stream)
 
 
 @pytest.mark.parametrize(
@@ -485,7 +485,7 @@ def test_unknown_provider_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_unspoken_apis_and_sign_ins_are_known_but_not_runnable() -> None:
-    for key in ("google/gemini-2.5-pro", "amazon-bedrock/" + list_models("amazon-bedrock")[0].id):
+    for key in ("google/gemini-2.5-pro",):
         spec = find_model(*key.split("/", 1))
         assert spec is not None and spec.context_window > 0
         with pytest.raises(UnsupportedApiError) as info:

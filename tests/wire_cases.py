@@ -23,6 +23,7 @@ Pi's user agent (checked separately).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 SESSION_ID = "0b9c7c9e-7a43-4f6e-9d1e-2d7c2b3f4a51"
@@ -34,14 +35,21 @@ SYSTEM = "You are an expert coding assistant operating inside pi, a coding agent
 #: golden, wire_requests_<api>.jsonl.gz (make_wire.py --api API)
 FIRST_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "mistral-conversations")
 #: every API whose catalog models the wire test runs
-RUN_APIS: tuple[str, ...] = FIRST_APIS
+RUN_APIS: tuple[str, ...] = (*FIRST_APIS, "bedrock-converse-stream")
 SIGN_IN_PROVIDERS = ("github-copilot", "openai-codex")
 
 # fake credentials for every provider variable, and Cloudflare's account/gateway placeholders
 FAKE_ENV_VALUE = "test-key-0123456789"
-EXTRA_ENV = {"CLOUDFLARE_ACCOUNT_ID": "acct123", "CLOUDFLARE_GATEWAY_ID": "gw123"}
+# (Bedrock: a bearer token, so the request carries no SigV4 signature; tests/test_bedrock_provider.py
+# checks the signed requests)
+EXTRA_ENV = {
+    "CLOUDFLARE_ACCOUNT_ID": "acct123",
+    "CLOUDFLARE_GATEWAY_ID": "gw123",
+    "AWS_BEARER_TOKEN_BEDROCK": FAKE_ENV_VALUE,
+}
 
-DROP_HEADERS = frozenset({"host", "connection", "accept-encoding", "content-length"})
+UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+DROP_HEADERS = frozenset({"host", ":authority", "connection", "accept-encoding", "content-length"})
 
 
 def tool_schemas() -> list[dict[str, Any]]:
@@ -102,6 +110,8 @@ def _signature_for(api: str) -> str:
         )
     if api == "openai-completions":
         return "reasoning_content"
+    if api == "bedrock-converse-stream":
+        return "ErcBCkgIBxABGAIiQJ4sig" + "B" * 40
     return "reasoning"
 
 
@@ -112,6 +122,8 @@ def _call_id(api: str) -> str:
         return "toolu_01A09q90qw90lq917835lq9"
     if api == "mistral-conversations":
         return "D681PevKs"
+    if api == "bedrock-converse-stream":
+        return "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q"
     return "call_abc123"
 
 
@@ -267,7 +279,31 @@ def context_for(model: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def canned_response(api: str) -> dict[str, Any]:
-    """A minimal valid streamed answer of ``api`` (text "ok", stop)."""
+    """A minimal valid streamed answer of ``api`` (text "ok", stop); Bedrock's is binary (an AWS
+    event stream: ``body`` is bytes, :func:`for_node` sends it to Node as base64)."""
+    if api == "bedrock-converse-stream":
+        import aws_eventstream
+
+        binary = aws_eventstream.stream(
+            [
+                ("messageStart", {"role": "assistant"}),
+                ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "ok"}}),
+                ("contentBlockStop", {"contentBlockIndex": 0}),
+                ("messageStop", {"stopReason": "end_turn"}),
+                (
+                    "metadata",
+                    {
+                        "usage": {"inputTokens": 10, "outputTokens": 1, "totalTokens": 11},
+                        "metrics": {"latencyMs": 5},
+                    },
+                ),
+            ]
+        )
+        return {
+            "status": 200,
+            "headers": {"content-type": "application/vnd.amazon.eventstream", "x-amzn-requestid": "req-1"},
+            "body": binary,
+        }
     if api == "anthropic-messages":
         events = [
             {
@@ -367,6 +403,18 @@ def canned_response(api: str) -> dict[str, Any]:
     return {"status": 200, "headers": {"content-type": "text/event-stream"}, "body": body}
 
 
+def for_node(response: dict[str, Any]) -> dict[str, Any]:
+    """A canned response as JSON for ``_pi_wire.mjs`` (a binary body as ``bodyB64``)."""
+    if isinstance(response.get("body"), bytes):
+        import base64
+
+        return {
+            **{k: v for k, v in response.items() if k != "body"},
+            "bodyB64": base64.b64encode(response["body"]).decode(),
+        }
+    return response
+
+
 def runnable_models() -> list[dict[str, Any]]:
     """Every catalog model on an API pi_nb runs, from a provider that takes a key."""
     from pi_nb.providers.catalog import list_models
@@ -408,6 +456,12 @@ def comparable(request: dict[str, Any], user_agent: str | None = None) -> dict[s
     }
     if user_agent is not None and headers.get("user-agent") == user_agent:
         headers["user-agent"] = "<pi user agent>"
+    if "x-amz-user-agent" in headers:
+        # the AWS SDKs name themselves (aws-sdk-js/3.x ... vs Botocore/1.x ...: runtime telemetry, as
+        # x-stainless-*), and a fresh UUID v4 names each call
+        headers["user-agent"] = headers["x-amz-user-agent"] = "<aws sdk user agent>"
+        if re.fullmatch(UUID4, headers.get("amz-sdk-invocation-id", "")):
+            headers["amz-sdk-invocation-id"] = "<uuid4>"
     body_text = request.get("body")
     try:
         body: Any = json.loads(body_text) if body_text else None

@@ -68,6 +68,7 @@ SPOKEN_APIS: tuple[str, ...] = (
     "openai-completions",
     "openai-responses",
     "mistral-conversations",
+    "bedrock-converse-stream",
 )
 
 # Providers whose key is a sign-in token pi-ai exchanges (OAuth), which pi_nb does not do.
@@ -329,6 +330,10 @@ def _construct(api: str, provider: str, model_id: str, kwargs: dict[str, Any]) -
             ) from error
         model: Model = OpenAIResponsesProvider(model_id, provider=provider, **kwargs)
         return model
+    if api == "bedrock-converse-stream":
+        from pi_nb.providers.bedrock_converse_stream import BedrockConverseStreamModel
+
+        return BedrockConverseStreamModel(model_id, provider=provider, **kwargs)
     if api == "mistral-conversations":
         from pi_nb.providers.mistral_conversations import MistralConversationsModel
 

@@ -45,6 +45,7 @@ import asyncio
 import base64
 import binascii
 import contextlib
+import hashlib
 import json
 import random
 import re
@@ -53,7 +54,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, cast
 from urllib.parse import quote, urlsplit
 
-from pi_nb._js import js_stringify, js_trim
+from pi_nb._js import JsSyntaxError, js_json_parse_v8, js_stringify, js_trim
 from pi_nb.messages import ErrorEvent, StopReason, ToolCall
 from pi_nb.providers._pi_ai_util import (
     get_json_schema_tool_parameters,
@@ -65,12 +66,14 @@ from pi_nb.providers._pi_ai_util import (
     sanitize_surrogates,
 )
 from pi_nb.providers._stream_common import (
+    MAX_PROVIDER_ERROR_BODY_CHARS,
     apply_cost,
     block_delta_event,
     block_start_event,
     parse_streaming_json,
     redact_key,
     require_httpx,
+    truncate_error_text,
 )
 from pi_nb.providers.base import (
     AssistantMessageEvent,
@@ -129,6 +132,14 @@ _THROTTLING_CODES = frozenset(
 )
 _TRANSIENT_CODES = frozenset({"TimeoutError", "RequestTimeout", "RequestTimeoutException"})
 _TRANSIENT_STATUS = frozenset({500, 502, 503, 504})
+# the exceptions ConverseStream's event stream models, and their members in the SDK's order
+_STREAM_EXCEPTION_MEMBERS = {
+    "internalServerException": ("message",),
+    "modelStreamErrorException": ("message", "originalStatusCode", "originalMessage"),
+    "validationException": ("message",),
+    "throttlingException": ("message",),
+    "serviceUnavailableException": ("message",),
+}
 _SDK_VERSION = "3.1048.0"  # the @aws-sdk/client-bedrock-runtime pi-ai 0.85.0 ships with
 _ARN_REGION = re.compile(r"^arn:aws(?:-[a-z0-9-]+)?:bedrock:([a-z0-9-]+):")
 _ENDPOINT_REGION = re.compile(r"^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$")
@@ -136,12 +147,24 @@ _ATOB_WHITESPACE = re.compile(r"[\t\n\f\r ]")
 _BASE64_CHARS = re.compile(r"^[A-Za-z0-9+/]*$")
 
 
+def _invocation_id() -> str:
+    """The ``amz-sdk-invocation-id`` of one call (its attempts share it): a fresh UUID v4."""
+    return str(uuid.uuid4())
+
+
 async def _retry_sleep(seconds: float) -> None:
     """The pause between attempts (a module attribute so tests can skip it)."""
     await asyncio.sleep(seconds)
 
 
-class BedrockServiceError(Exception):
+class _HttpAnswerError(Exception):
+    """An error answer (not inside the stream): its HTTP status and request id."""
+
+    status: int | None
+    request_id: str | None
+
+
+class BedrockServiceError(_HttpAnswerError):
     """An exception of the Bedrock service, as the AWS SDK raises it: ``name`` is its code
     (``ThrottlingException``...), with the HTTP status and request id when it came as an answer
     (not inside the stream)."""
@@ -154,6 +177,27 @@ class BedrockServiceError(Exception):
         self.message = message
         self.status = status
         self.request_id = request_id
+
+
+class _UnparsedAnswerError(_HttpAnswerError):
+    """An error answer whose body is not JSON (a gateway's page): the SDK's parse failure."""
+
+    def __init__(self, status: int, body: str, message: str, request_id: str | None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+        self.message = message
+        self.request_id = request_id
+        self.name = "SyntaxError"
+
+
+class _StreamException(Exception):
+    """A modeled exception inside the stream (``modelStreamErrorException``...): pi-ai throws the
+    SDK's bare object of its members."""
+
+    def __init__(self, members: dict[str, Any]) -> None:
+        super().__init__(js_stringify(members))
+        self.members = members
 
 
 class _PlainError(Exception):
@@ -602,9 +646,16 @@ def _diagnostic_value(value: Any) -> str | None:
 
 
 def format_bedrock_error(error: BaseException) -> str:
-    """pi-ai's ``formatBedrockError``: the SDK's message, prefixed for Bedrock's own exceptions,
-    with the data-retention hint when the text is about it."""
-    if isinstance(error, BedrockServiceError | _NamedError | _PlainError):
+    """pi-ai's ``formatBedrockError``: the SDK's message (an answer's body with its status when
+    the message does not carry it), prefixed for Bedrock's own exceptions, with the
+    data-retention hint when the text is about it."""
+    if isinstance(error, _StreamException):
+        core = js_stringify(error.members)  # a bare object: its JSON
+    elif isinstance(error, _UnparsedAnswerError):
+        body = js_trim(error.body)
+        body = truncate_error_text(body, MAX_PROVIDER_ERROR_BODY_CHARS) if body else ""
+        core = f"{error.status}: {body}" if body and body not in error.message else error.message
+    elif isinstance(error, BedrockServiceError | _NamedError | _PlainError):
         core = str(error.args[0]) if error.args else ""
     else:
         core = str(error) or type(error).__name__
@@ -620,8 +671,9 @@ def format_bedrock_error(error: BaseException) -> str:
 
 def _failure_diagnostic(error: BaseException, fallback_request_id: str | None) -> dict[str, Any] | None:
     details: dict[str, Any] = {}
-    if isinstance(error, BedrockServiceError) and error.status is not None:
-        details["status"] = error.status
+    status = getattr(error, "status", None) if isinstance(error, _HttpAnswerError) else None
+    if isinstance(status, int):
+        details["status"] = status
     name = getattr(error, "name", None)
     if (
         isinstance(error, BedrockServiceError | _NamedError)
@@ -631,9 +683,8 @@ def _failure_diagnostic(error: BaseException, fallback_request_id: str | None) -
         code = _diagnostic_value(name)
         if code is not None:
             details["errorCode"] = code
-    request_id = (
-        _diagnostic_value(error.request_id) if isinstance(error, BedrockServiceError) else None
-    ) or fallback_request_id
+    own = getattr(error, "request_id", None) if isinstance(error, _HttpAnswerError) else None
+    request_id = _diagnostic_value(own) or fallback_request_id
     if request_id is not None:
         details["requestId"] = request_id
     if not details:
@@ -641,33 +692,53 @@ def _failure_diagnostic(error: BaseException, fallback_request_id: str | None) -
     return {"type": "bedrock_response_failure", "timestamp": now_ms(), "details": details}
 
 
-def _http_error(status: int, headers: Mapping[str, str], body: bytes) -> BedrockServiceError:
-    """The exception the AWS SDK (restJson1) makes of an error answer."""
-    data: Any = None
-    with contextlib.suppress(ValueError):
-        data = json.loads(body.decode("utf-8", "replace")) if body.strip() else {}
+_DESERIALIZATION_NOTE = "\n  Deserialization error: to see the raw response, inspect the hidden field {error}.$response on this object."
+
+
+def _http_error(
+    status: int, headers: Mapping[str, str], body: bytes
+) -> BedrockServiceError | _UnparsedAnswerError:
+    """The exception the AWS SDK (restJson1) makes of an error answer: a service exception named by
+    ``x-amzn-errortype`` (or the body's ``code`` / ``__type``; ``Unknown`` without one), its
+    message the body's ``message`` (``UnknownError`` without one); a body that is not JSON fails
+    with ``JSON.parse``'s text."""
+    request_id = _diagnostic_value(headers.get("x-amzn-requestid") or headers.get("x-amz-request-id"))
+    text = body.decode("utf-8", "replace")
+    data: Any = {}
+    if text:
+        try:
+            data = js_json_parse_v8(text)
+        except JsSyntaxError as error:
+            return _UnparsedAnswerError(status, text, str(error) + _DESERIALIZATION_NOTE, request_id)
     if not isinstance(data, dict):
         data = {}
     code = headers.get("x-amzn-errortype") or data.get("code") or data.get("__type") or ""
-    code = str(code).split(":")[0]
-    if "#" in code:
-        code = code.split("#")[-1]
+    code = str(code).split(":")[0].split("#")[-1]
     message = data.get("message") if data.get("message") is not None else data.get("Message")
-    request_id = headers.get("x-amzn-requestid") or headers.get("x-amz-request-id")
-    name = code or "UnknownError"
-    text = str(message) if message is not None else name
-    return BedrockServiceError(name, text, status, _diagnostic_value(request_id))
+    return BedrockServiceError(
+        code or "Unknown", str(message) if message is not None else "UnknownError", status, request_id
+    )
 
 
-def _retryable(error: BaseException) -> tuple[bool, float]:
-    """Whether the SDK's standard strategy retries ``error``, and its delay base (seconds)."""
-    if isinstance(error, BedrockServiceError):
-        if error.name in _THROTTLING_CODES or error.status == 429:
-            return True, 0.5
-        if error.name in _TRANSIENT_CODES or (error.status is not None and error.status in _TRANSIENT_STATUS):
-            return True, 0.1
-        return False, 0.0
-    return False, 0.0
+def _retry_delay_base(error: BaseException) -> float | None:
+    """The AWS SDK's standard strategy: throttling (429 or a throttling code) waits from 0.5 s,
+    a transient failure (500/502/503/504, a timeout, a dropped connection) from 0.1 s; others
+    are not retried (``None``)."""
+    status = getattr(error, "status", None) if isinstance(error, _HttpAnswerError) else None
+    name = getattr(error, "name", "")
+    if status == 429 or name in _THROTTLING_CODES:
+        return 0.5
+    if name in _TRANSIENT_CODES or status in _TRANSIENT_STATUS or _is_connection_error(error):
+        return 0.1
+    return None
+
+
+def _is_connection_error(error: BaseException) -> bool:
+    try:
+        import httpx
+    except ModuleNotFoundError:  # pragma: no cover - the provider needs httpx
+        return False
+    return isinstance(error, httpx.TransportError)
 
 
 # ---------------------------------------------------------------------------- the model
@@ -771,6 +842,9 @@ class BedrockConverseStreamModel(RemoteModel):
         bearer: str | None,
     ) -> dict[str, str]:
         """The headers with the credential: ``Authorization: Bearer`` for a token, else SigV4."""
+        if bearer is None and get_provider_env_value("AWS_BEARER_TOKEN_BEDROCK"):
+            # the AWS SDK itself prefers this variable's token to signing (pi-ai's skip-auth case)
+            bearer = get_provider_env_value("AWS_BEARER_TOKEN_BEDROCK")
         if bearer is not None:
             return {**headers, "authorization": f"Bearer {bearer}"}
         from botocore.auth import SigV4Auth
@@ -787,8 +861,15 @@ class BedrockConverseStreamModel(RemoteModel):
                 credentials = Credentials(key_id, secret, get_provider_env_value("AWS_SESSION_TOKEN"))
             else:
                 credentials = _sdk_credentials(profile or get_provider_env_value("AWS_PROFILE"))
-        host = urlsplit(url).netloc
-        request = AWSRequest(method="POST", url=url, data=body, headers={"host": host, **headers})
+        # signed as the AWS SDK for JavaScript signs: the body's length and SHA-256 among the
+        # headers (it signs HTTP/2's :authority where HTTP/1.1 has host)
+        signed = {
+            "host": urlsplit(url).netloc,
+            **headers,
+            "content-length": str(len(body)),
+            "x-amz-content-sha256": hashlib.sha256(body).hexdigest(),
+        }
+        request = AWSRequest(method="POST", url=url, data=body, headers=signed)
         SigV4Auth(credentials, "bedrock", region).add_auth(request)
         return {k.lower(): str(v) for k, v in request.headers.items() if k.lower() != "host"}
 
@@ -859,7 +940,7 @@ class BedrockConverseStreamModel(RemoteModel):
                 )
                 custom = provider_headers_to_record(extra) or {}
                 ua, amz_ua = _user_agent()
-                invocation = str(uuid.uuid4())
+                invocation = _invocation_id()
                 response = None
                 for attempt in range(1, _MAX_ATTEMPTS + 1):
                     headers = {
@@ -883,10 +964,10 @@ class BedrockConverseStreamModel(RemoteModel):
                     content = await response.aread()
                     await response.aclose()
                     http_error = _http_error(response.status_code, response.headers, content)
-                    retry, base_delay = _retryable(http_error)
-                    if not retry or attempt == _MAX_ATTEMPTS:
+                    base_delay = _retry_delay_base(http_error)
+                    if base_delay is None or attempt == _MAX_ATTEMPTS:
                         raise http_error
-                    await _retry_sleep(min(20.0, random.random() * (2**attempt) * base_delay))
+                    await _retry_sleep(random.random() * min(base_delay * 2 ** (attempt - 1), 20.0))
                 assert response is not None
                 stack.push_async_callback(response.aclose)
                 request_id = _diagnostic_value(response.headers.get("x-amzn-requestid"))
@@ -906,7 +987,8 @@ class BedrockConverseStreamModel(RemoteModel):
         yield {"type": "done", "reason": output["stopReason"], "message": output}
 
     async def _events(self, response: Any) -> AsyncIterator[tuple[str, Any]]:
-        """The stream's events as ``(type, payload)``; an exception in it is raised."""
+        """The stream's events as ``(type, payload)`` (a modeled exception among them, its members
+        in the SDK's order); an unmodeled exception or error is raised, as is a cut message."""
         from botocore.eventstream import EventStreamBuffer
 
         buffer = EventStreamBuffer()
@@ -915,18 +997,20 @@ class BedrockConverseStreamModel(RemoteModel):
             for message in buffer:
                 headers = message.headers
                 kind = headers.get(":message-type")
+                text = message.payload.decode("utf-8", "replace")
                 if kind == "event":
-                    payload = json.loads(message.payload.decode("utf-8")) if message.payload else {}
-                    yield str(headers.get(":event-type")), payload
+                    yield str(headers.get(":event-type")), (json.loads(text) if text else {})
                 elif kind == "exception":
                     name = str(headers.get(":exception-type"))
-                    data: Any = {}
-                    with contextlib.suppress(ValueError):
-                        data = json.loads(message.payload.decode("utf-8"))
-                    text = data.get("message") if isinstance(data, dict) else None
-                    yield name, {"message": text} if text is not None else {}
+                    members = _STREAM_EXCEPTION_MEMBERS.get(name)
+                    if members is None:
+                        raise _NamedError(name, text)  # the SDK's Error for an exception it does not model
+                    data = json.loads(text) if text else {}
+                    yield name, {k: data[k] for k in members if isinstance(data, dict) and k in data}
                 elif kind == "error":
                     raise _NamedError(str(headers.get(":error-code")), str(headers.get(":error-message")))
+        if getattr(buffer, "_data", b""):
+            raise _PlainError("Truncated event message received.")
 
     async def _consume(
         self, response: Any, output: Any, opts: StreamOptions
@@ -1016,15 +1100,8 @@ class BedrockConverseStreamModel(RemoteModel):
                     u["cacheWrite"] = usage.get("cacheWriteInputTokens") or 0
                     u["totalTokens"] = usage.get("totalTokens") or (u["input"] + u["output"])
                     apply_cost(u, self.cost_function)
-            elif kind in (
-                "internalServerException",
-                "modelStreamErrorException",
-                "validationException",
-                "throttlingException",
-                "serviceUnavailableException",
-            ):
-                name = kind[0].upper() + kind[1:]
-                raise BedrockServiceError(name, str(event.get("message") or ""))
+            elif kind in _STREAM_EXCEPTION_MEMBERS:
+                raise _StreamException(event)
 
     async def _delta(
         self, event: Mapping[str, Any], blocks: list[Any], find: Any, partial: Any

@@ -92,6 +92,21 @@ for (const job of input.jobs) {
 			mergeProviderAttributionHeaders(model, settings, options.sessionId, requestHeaders) ?? {},
 		signal: new AbortController().signal,
 	};
+	// optional: a fixed clock and invocation id (the AWS SDK's SigV4 date and amz-sdk-invocation-id)
+	const RealDate = globalThis.Date;
+	const realUuid = globalThis.crypto.randomUUID;
+	if (job.fixedNow !== undefined) {
+		globalThis.Date = class extends RealDate {
+			constructor(...args) {
+				if (args.length === 0) super(job.fixedNow);
+				else super(...args);
+			}
+			static now() {
+				return job.fixedNow;
+			}
+		};
+	}
+	if (job.fixedUuid !== undefined) globalThis.crypto.randomUUID = () => job.fixedUuid;
 	const events = [];
 	let final = null;
 	try {
@@ -107,6 +122,8 @@ for (const job of input.jobs) {
 	} catch (error) {
 		final = { thrown: String(error?.message ?? error) };
 	}
+	globalThis.Date = RealDate;
+	globalThis.crypto.randomUUID = realUuid;
 	if (final && typeof final.timestamp === "number") final.timestamp = 0;
 	out.cases[job.name] = { requests: current.requests, message: JSON.parse(JSON.stringify(final)), events };
 }

@@ -626,13 +626,37 @@ def _user_agent() -> tuple[str, str]:
 
 
 def _sdk_credentials(profile: str | None) -> Any:
+    """botocore's credential chain (the AWS SDK's default chain), for the profile if one is named."""
+    import botocore.exceptions
     import botocore.session
 
     session = botocore.session.Session(profile=profile) if profile else botocore.session.Session()
-    credentials = session.get_credentials()
+    try:
+        credentials = session.get_credentials()
+    except botocore.exceptions.ProfileNotFound:
+        credentials = None
     if credentials is None:
         raise _NamedError("CredentialsProviderError", "Could not load credentials from any providers")
     return credentials.get_frozen_credentials()
+
+
+_CONFIGURED_BY = (
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_PROFILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+)
+
+
+def _auth_configured(api_key: str | None) -> bool:
+    """Pi's check before a Bedrock request: a stored key, or one of the AWS settings it looks for
+    (without one Pi does not send; the instance role alone does not count)."""
+    if api_key or any(get_provider_env_value(name) for name in _CONFIGURED_BY):
+        return True
+    return bool(
+        get_provider_env_value("AWS_ACCESS_KEY_ID") and get_provider_env_value("AWS_SECRET_ACCESS_KEY")
+    )
 
 
 # ---------------------------------------------------------------------------- errors
@@ -923,12 +947,15 @@ class BedrockConverseStreamModel(RemoteModel):
             async with contextlib.AsyncExitStack() as stack:
                 if shared is None:
                     await stack.enter_async_context(client)
+                api_key = self.resolve_api_key()
+                if not _auth_configured(opts.extra.get("bearerToken") or api_key):
+                    raise _PlainError(f"Provider is not configured: {self.provider}")
                 stream_options = self.stream_options(context, opts)
                 endpoint, region = self._target(model, stream_options)
                 skip_auth = get_provider_env_value("AWS_BEDROCK_SKIP_AUTH") == "1"
                 token = (
                     opts.extra.get("bearerToken")
-                    or self.resolve_api_key()
+                    or api_key
                     or get_provider_env_value("AWS_BEARER_TOKEN_BEDROCK")
                 )
                 bearer = token if token and not skip_auth else None

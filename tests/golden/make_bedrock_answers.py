@@ -558,9 +558,36 @@ SIGNED: dict[str, tuple[str, dict[str, str]]] = {
         "amazon.nova-micro-v1:0",
         {"AWS_BEDROCK_SKIP_AUTH": "1", "AWS_BEARER_TOKEN_BEDROCK": "ignored-token"},
     ),
+    "skip_auth_unsigned_proxy": ("amazon.nova-micro-v1:0", {"AWS_BEDROCK_SKIP_AUTH": "1"}),
+    "missing_profile": ("amazon.nova-micro-v1:0", {"AWS_PROFILE": "missing", "AWS_REGION": "us-east-1"}),
     "profile": ("amazon.nova-micro-v1:0", {"AWS_PROFILE": "pi"}),
     "profile_and_region": ("amazon.nova-micro-v1:0", {"AWS_PROFILE": "pi", "AWS_REGION": "ca-central-1"}),
     "profile_with_env_keys": ("amazon.nova-micro-v1:0", {"AWS_PROFILE": "pi", **KEYS}),
+    "bare_profile_default_region": ("amazon.nova-micro-v1:0", {"AWS_PROFILE": "bare"}),
+    # request variants pi-ai takes from the environment (a bearer token: the body is what differs)
+    "cache_retention_long": (
+        "global.anthropic.claude-opus-4-5-20251101-v1:0",
+        {"AWS_BEARER_TOKEN_BEDROCK": "tok", "PI_CACHE_RETENTION": "long"},
+    ),
+    "force_cache_points": (
+        "qwen.qwen3-32b-v1:0",
+        {"AWS_BEARER_TOKEN_BEDROCK": "tok", "AWS_BEDROCK_FORCE_CACHE": "1"},
+    ),
+    "gov_cloud_thinking": (
+        "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        {"AWS_BEARER_TOKEN_BEDROCK": "tok", "AWS_REGION": "us-gov-west-1"},
+    ),
+    "gov_cloud_adaptive": (
+        "us.anthropic.claude-opus-4-7",
+        {"AWS_BEARER_TOKEN_BEDROCK": "tok", "AWS_REGION": "us-gov-east-1"},
+    ),
+    "china_region": ("amazon.nova-micro-v1:0", {**KEYS, "AWS_REGION": "cn-north-1"}),
+}
+#: the thinking level of the signed cases that are not "off"
+SIGNED_LEVELS = {
+    "gov_cloud_thinking": "high",
+    "gov_cloud_adaptive": "xhigh",
+    "cache_retention_long": "medium",
 }
 
 
@@ -625,7 +652,7 @@ def main() -> None:
                 "provider": "amazon-bedrock",
                 "model": model_id,
                 "context": context_for(dict(spec.raw)),
-                "level": "off",
+                "level": SIGNED_LEVELS.get(name, "off"),
                 "sessionId": wire_cases.SESSION_ID,
                 "responses": nova,
                 "fixedNow": FIXED_NOW,
@@ -633,7 +660,9 @@ def main() -> None:
             }
             case = run_node([job], agent_dir, signed_env(pi_env(), extra, files))["cases"][name]
             out["signed"][name] = {
+                "model": model_id,
                 "env": extra,
+                "level": job["level"],
                 "requests": [{**q, "body": json.loads(q["body"])} for q in case["requests"]],
                 "message": case["message"],
             }

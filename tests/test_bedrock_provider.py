@@ -324,13 +324,14 @@ def test_an_inference_profile_arn_names_its_region(aws_env: Any) -> None:
     assert custom._target(custom.pi_ai_model(), {}) == ("https://proxy.example/bedrock", "us-east-1")
 
 
-@pytest.mark.parametrize(
-    ("text", "decoded"),
-    [("AQID", b"\x01\x02\x03"), ("AQI", b"\x01\x02"), ("AQ==", b"\x01"), (" AQ\n==", b"\x01"), ("A", None)],
-)
-def test_atob(text: str, decoded: bytes | None) -> None:
-    assert bcs._atob(text) == decoded
-    assert bcs._atob("EmwKAhgBEgy-redacted") is None  # not base64: a redacted block is dropped
+@pytest.mark.parametrize("case", GOLDEN["atob"], ids=lambda c: repr(c["input"]))
+def test_atob_is_nodes(case: dict[str, str]) -> None:
+    """Images and redacted reasoning are decoded as Node's ``atob`` decodes them (its errors too)."""
+    try:
+        got = {"ok": bcs._node_atob(case["input"]).hex()}
+    except bcs._NamedError as error:
+        got = {"err": error.message}
+    assert {"input": case["input"], **got} == case
 
 
 def test_tool_call_ids_keep_bedrocks_characters() -> None:

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import contextlib
 import hashlib
 import json
@@ -143,8 +142,8 @@ _STREAM_EXCEPTION_MEMBERS = {
 _SDK_VERSION = "3.1048.0"  # the @aws-sdk/client-bedrock-runtime pi-ai 0.85.0 ships with
 _ARN_REGION = re.compile(r"^arn:aws(?:-[a-z0-9-]+)?:bedrock:([a-z0-9-]+):")
 _ENDPOINT_REGION = re.compile(r"^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$")
-_ATOB_WHITESPACE = re.compile(r"[\t\n\f\r ]")
-_BASE64_CHARS = re.compile(r"^[A-Za-z0-9+/]*$")
+_ATOB_SPACE = frozenset("\t\n\f\r ")
+_ATOB_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
 
 def _invocation_id() -> str:
@@ -280,16 +279,27 @@ def supports_prompt_caching(model: Mapping[str, Any]) -> bool:
 # ---------------------------------------------------------------------------- request body
 
 
+def _node_atob(data: str) -> bytes:
+    """Node's ``atob`` (forgiving base64, as Node 22 decodes it): ASCII whitespace skipped, at
+    most two ``=`` and only at the end, completing a group of four; its ``InvalidCharacterError``
+    texts otherwise."""
+    text = "".join(ch for ch in data if ch not in _ATOB_SPACE)
+    body = text.rstrip("=")
+    padding = len(text) - len(body)
+    if padding > 2 or any(ch not in _ATOB_ALPHABET for ch in body):
+        raise _NamedError("InvalidCharacterError", "Invalid character")
+    if len(body) % 4 == 1:
+        raise _NamedError("InvalidCharacterError", "The string to be decoded is not correctly encoded.")
+    if padding and (len(body) + padding) % 4:
+        raise _NamedError("InvalidCharacterError", "Invalid character")
+    return base64.b64decode(body + "=" * (-len(body) % 4))
+
+
 def _atob(data: str) -> bytes | None:
-    """The bytes of base64 text as the browser's ``atob`` reads it; ``None`` where it throws."""
-    text = _ATOB_WHITESPACE.sub("", data)
-    if len(text) % 4 == 0 and text.endswith("="):
-        text = text[:-2] if text.endswith("==") else text[:-1]
-    if len(text) % 4 == 1 or not _BASE64_CHARS.match(text):
-        return None
+    """:func:`_node_atob`, ``None`` where it throws."""
     try:
-        return base64.b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):  # pragma: no cover - the checks above cover it
+        return _node_atob(data)
+    except _NamedError:
         return None
 
 
@@ -308,12 +318,7 @@ def _image_block(mime_type: str, data: str) -> dict[str, Any]:
     fmt = formats.get(mime_type)
     if fmt is None:
         raise _PlainError(f"Unknown image type: {mime_type}")
-    raw = _atob(data)
-    if raw is None:
-        raise _NamedError(
-            "InvalidCharacterError", "Invalid character"
-        )  # atob's DOMException on text that is not base64
-    return {"format": fmt, "source": {"bytes": _b64(raw)}}
+    return {"format": fmt, "source": {"bytes": _b64(_node_atob(data))}}
 
 
 def _cache_point(retention: str) -> dict[str, Any]:

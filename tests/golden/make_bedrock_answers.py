@@ -33,7 +33,7 @@ for p in (str(ROOT), str(TESTS), str(TESTS / "golden")):
 
 import aws_eventstream  # noqa: E402
 import wire_cases  # noqa: E402
-from make_wire import pi_env, run_node  # noqa: E402
+from make_wire import NODE, pi_env, run_node  # noqa: E402
 
 FIXTURE = TESTS / "fixtures" / "bedrock" / "answers.json"
 GOLDEN = TESTS / "golden" / "bedrock_answers.json"
@@ -599,6 +599,47 @@ def signed_env(base: dict[str, str], extra: dict[str, str], files: Path) -> dict
     return env
 
 
+# base64 texts for Node's atob (images and redacted reasoning are decoded with it): padding,
+# whitespace, stray characters, short groups
+ATOB_CASES = [
+    *("AQID", "AQI", "AQ", "AQ==", "AQ=", "AQI=", "AQI==", "A", "A=", "A==", "A===", "=", "==", "AQ===", ""),
+    *(
+        " ",
+        "AQ= =",
+        "AQ=A",
+        "AQ==A",
+        "ABCDE",
+        "ABCDE=",
+        "ABCDEF=",
+        "AB\n=\n=",
+        "A@",
+        "@A=",
+        "EmwKAhgBEgy-redacted",
+    ),
+    *("\tQ\t =\n", " +==\n", "iVBORw0KGgo=", "iVBORw0KGgo", "a-b_c", "AAAA\fAAAA", "AAAA\vAAAA"),
+]
+
+
+def node_atob(cases: list[str]) -> list[dict[str, str]]:
+    script = (
+        "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "console.log(JSON.stringify(cases.map((c) => { try { return { ok: Buffer.from(atob(c), 'latin1')"
+        ".toString('hex') }; } catch (e) { return { err: e.message }; } })));"
+    )
+    r = subprocess.run(
+        [str(NODE), "-e", script], input=json.dumps(cases), capture_output=True, text=True, check=True
+    )
+    return [{"input": c, **res} for c, res in zip(cases, json.loads(r.stdout), strict=True)]
+
+
+def stable(message: Any) -> Any:
+    """The message with its diagnostics' clock readings zeroed (the golden does not churn)."""
+    if isinstance(message, dict):
+        for diagnostic in message.get("diagnostics") or []:
+            diagnostic["timestamp"] = 0
+    return message
+
+
 def context_for(model: dict[str, Any]) -> dict[str, Any]:
     """The conversation each answer replies to: Pi's system prompt, a prompt and Pi's tools."""
     return wire_cases.context_for(model, "tools")
@@ -636,7 +677,7 @@ def main() -> None:
             case = result["cases"][job["name"]]
             out["answers"][job["name"]] = {
                 "requests": [wire_cases.comparable(q) for q in case["requests"]],
-                "message": case["message"],
+                "message": stable(case["message"]),
                 "events": case["events"],
             }
         files = Path(agent_dir) / "aws"
@@ -664,8 +705,9 @@ def main() -> None:
                 "env": extra,
                 "level": job["level"],
                 "requests": [{**q, "body": json.loads(q["body"])} for q in case["requests"]],
-                "message": case["message"],
+                "message": stable(case["message"]),
             }
+    out["atob"] = node_atob(ATOB_CASES)
     GOLDEN.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {len(out['answers'])} answers and {len(out['signed'])} signed requests to {GOLDEN}")
 

@@ -362,3 +362,28 @@ def test_an_aborted_signal_aborts_without_a_diagnostic(aws_env: Any) -> None:
     (event,) = asyncio.run(go())
     assert event["type"] == "error" and event["reason"] == "aborted"
     assert event["error"]["errorMessage"] == "Request aborted" and "diagnostics" not in event["error"]
+
+
+def test_a_dropped_connection_is_retried_as_the_sdk_retries_it(aws_env: Any) -> None:
+    aws_env.setenv("AWS_BEARER_TOKEN_BEDROCK", wire_cases.FAKE_ENV_VALUE)
+    body = base64.b64decode(ANSWERS["nova_text"]["responses"][0]["bodyB64"])
+
+    class Flaky(httpx.AsyncBaseTransport):
+        def __init__(self, failures: int) -> None:
+            self.failures = failures
+            self.attempts: list[str] = []
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            self.attempts.append(request.headers["amz-sdk-request"])
+            if len(self.attempts) <= self.failures:
+                raise httpx.ConnectError("connection refused", request=request)
+            return httpx.Response(200, content=body, request=request)
+
+    once = Flaky(1)
+    message, _ = _run("amazon.nova-micro-v1:0", "off", once)
+    assert message["stopReason"] == "stop"
+    assert once.attempts == ["attempt=1; max=3", "attempt=2; max=3"]
+    always = Flaky(5)
+    message, _ = _run("amazon.nova-micro-v1:0", "off", always)
+    assert (message["stopReason"], message["errorMessage"]) == ("error", "connection refused")
+    assert len(always.attempts) == 3

@@ -26,14 +26,18 @@ in AWS's binary event stream.
   Throttling and 5xx answers are retried as the AWS SDK's standard strategy retries them
   (3 attempts).
 
-Credentials and region are looked up where pi-ai and the AWS SDK look: a bearer token (the key
-of the model, or ``$AWS_BEARER_TOKEN_BEDROCK``) sends ``Authorization: Bearer``; otherwise the
-request is signed with SigV4 (``botocore``'s signer) with ``$AWS_ACCESS_KEY_ID`` /
-``$AWS_SECRET_ACCESS_KEY`` (/ ``$AWS_SESSION_TOKEN``), or botocore's credential chain (profile
-``$AWS_PROFILE``, shared files, container and instance roles, web identity).
-``$AWS_BEDROCK_SKIP_AUTH=1`` signs with dummy keys (a proxy that needs none). Region: an
-inference-profile ARN's, else ``$AWS_REGION`` / ``$AWS_DEFAULT_REGION``, else the catalog
-endpoint's, else the profile's (``$AWS_PROFILE``), else ``us-east-1``.
+Credentials and region are looked up where Pi, pi-ai and the AWS SDK look. Pi sends nothing
+without one of: the model's key, ``$AWS_BEARER_TOKEN_BEDROCK``, ``$AWS_PROFILE``,
+``$AWS_ACCESS_KEY_ID`` with ``$AWS_SECRET_ACCESS_KEY``, a container-credentials URI or a
+web-identity token file (``Provider is not configured: amazon-bedrock``). A bearer token (the
+key, else ``$AWS_BEARER_TOKEN_BEDROCK``) sends ``Authorization: Bearer``; otherwise the request
+is signed with SigV4 (``botocore``'s signer, over the headers the JavaScript SDK signs) with
+the access keys of the environment (``$AWS_SESSION_TOKEN`` too), or botocore's credential chain
+for ``$AWS_PROFILE`` (shared files, SSO, container and instance roles, web identity).
+``$AWS_BEDROCK_SKIP_AUTH=1`` signs with dummy keys (a proxy that needs none). Region and
+endpoint: an inference-profile ARN's region, else ``$AWS_REGION`` / ``$AWS_DEFAULT_REGION``
+(the region's standard endpoint), else, without ``$AWS_PROFILE``, the catalog's endpoint and its
+region (``us-east-1`` for an endpoint that names none), else the profile's region.
 
 Needs ``pip install 'pi_nb[bedrock-converse-stream]'`` (botocore); the request goes out over
 ``httpx``.
@@ -990,15 +994,20 @@ class BedrockConverseStreamModel(RemoteModel):
                         raise _NamedError("AbortError", "Request aborted")
                     request = client.build_request("POST", url, headers=signed, content=body)
                     request.headers.pop("accept", None)  # httpx's default; the AWS SDK sends none
-                    response = await client.send(request, stream=True)
-                    if 200 <= response.status_code < 300:
-                        break
-                    content = await response.aread()
-                    await response.aclose()
-                    http_error = _http_error(response.status_code, response.headers, content)
-                    base_delay = _retry_delay_base(http_error)
+                    failure: BaseException
+                    try:
+                        response = await client.send(request, stream=True)
+                    except httpx.TransportError as error:  # a connection that failed or dropped
+                        failure = error
+                    else:
+                        if 200 <= response.status_code < 300:
+                            break
+                        content = await response.aread()
+                        await response.aclose()
+                        failure = _http_error(response.status_code, response.headers, content)
+                    base_delay = _retry_delay_base(failure)
                     if base_delay is None or attempt == _MAX_ATTEMPTS:
-                        raise http_error
+                        raise failure
                     await _retry_sleep(random.random() * min(base_delay * 2 ** (attempt - 1), 20.0))
                 assert response is not None
                 stack.push_async_callback(response.aclose)

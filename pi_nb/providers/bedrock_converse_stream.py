@@ -143,6 +143,8 @@ _STREAM_EXCEPTION_MEMBERS = {
     "throttlingException": ("message",),
     "serviceUnavailableException": ("message",),
 }
+# what the AWS SDK adds to an error met while it deserializes an answer
+_DESERIALIZATION_NOTE = "\n  Deserialization error: to see the raw response, inspect the hidden field {error}.$response on this object."
 _SDK_VERSION = "3.1048.0"  # the @aws-sdk/client-bedrock-runtime pi-ai 0.85.0 ships with
 _ARN_REGION = re.compile(r"^arn:aws(?:-[a-z0-9-]+)?:bedrock:([a-z0-9-]+):")
 _ENDPOINT_REGION = re.compile(r"^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$")
@@ -201,6 +203,26 @@ class _StreamException(Exception):
     def __init__(self, members: dict[str, Any]) -> None:
         super().__init__(js_stringify(members))
         self.members = members
+
+
+class _DeserializationError(_HttpAnswerError):
+    """A failure while the SDK deserializes a 200 answer (its first event): the failure's text
+    with the SDK's note, the answer's status and request id."""
+
+    def __init__(self, cause: BaseException, status: int, request_id: str | None) -> None:
+        text = str(cause.args[0]) if cause.args else ""
+        super().__init__(text + _DESERIALIZATION_NOTE)
+        self.message = text + _DESERIALIZATION_NOTE
+        self.name = str(getattr(cause, "name", "Error"))
+        self.status = status
+        self.request_id = request_id
+
+
+def _js_string_or_undefined(value: Any) -> str:
+    """JavaScript's ``String(value)`` of a JSON value (``undefined`` when absent)."""
+    if value is None:
+        return "undefined"
+    return value if isinstance(value, str) else js_stringify(value)
 
 
 class _PlainError(Exception):
@@ -688,7 +710,7 @@ def format_bedrock_error(error: BaseException) -> str:
         body = js_trim(error.body)
         body = truncate_error_text(body, MAX_PROVIDER_ERROR_BODY_CHARS) if body else ""
         core = f"{error.status}: {body}" if body and body not in error.message else error.message
-    elif isinstance(error, BedrockServiceError | _NamedError | _PlainError):
+    elif isinstance(error, BedrockServiceError | _NamedError | _PlainError | _DeserializationError):
         core = str(error.args[0]) if error.args else ""
     else:
         core = str(error) or type(error).__name__
@@ -709,7 +731,7 @@ def _failure_diagnostic(error: BaseException, fallback_request_id: str | None) -
         details["status"] = status
     name = getattr(error, "name", None)
     if (
-        isinstance(error, BedrockServiceError | _NamedError)
+        isinstance(error, BedrockServiceError | _NamedError | _DeserializationError)
         and isinstance(name, str)
         and name.endswith("Exception")
     ):
@@ -723,9 +745,6 @@ def _failure_diagnostic(error: BaseException, fallback_request_id: str | None) -
     if not details:
         return None
     return {"type": "bedrock_response_failure", "timestamp": now_ms(), "details": details}
-
-
-_DESERIALIZATION_NOTE = "\n  Deserialization error: to see the raw response, inspect the hidden field {error}.$response on this object."
 
 
 def _http_error(
@@ -1011,8 +1030,10 @@ class BedrockConverseStreamModel(RemoteModel):
                     await _retry_sleep(random.random() * min(base_delay * 2 ** (attempt - 1), 20.0))
                 assert response is not None
                 stack.push_async_callback(response.aclose)
-                request_id = _diagnostic_value(response.headers.get("x-amzn-requestid"))
-                async for event in self._consume(response, output, opts):
+                answer_id = _diagnostic_value(response.headers.get("x-amzn-requestid"))
+                events = await self._first_event_read(response, answer_id)
+                request_id = answer_id
+                async for event in self._consume(events, output, opts):
                     yield event
             if opts.signal is not None and opts.signal.aborted:
                 raise _PlainError("Request was aborted")
@@ -1053,8 +1074,36 @@ class BedrockConverseStreamModel(RemoteModel):
         if getattr(buffer, "_data", b""):
             raise _PlainError("Truncated event message received.")
 
+    async def _first_event_read(
+        self, response: Any, request_id: str | None
+    ) -> AsyncIterator[tuple[str, Any]]:
+        """The stream's events, its first one read already: the AWS SDK reads it while it
+        deserializes the answer, so a failure there (an exception, an error, a cut message) is
+        a deserialization error of a 200 answer, not an item of the stream."""
+        events = self._events(response)
+        try:
+            first = await anext(events)
+        except StopAsyncIteration:
+            first = None
+        except (_NamedError, _PlainError) as error:
+            raise _DeserializationError(error, response.status_code, request_id) from error
+        if first is not None and first[0] in _STREAM_EXCEPTION_MEMBERS:
+            raise _DeserializationError(
+                _PlainError(_js_string_or_undefined(first[1].get("message"))),
+                response.status_code,
+                request_id,
+            )
+
+        async def chained() -> AsyncIterator[tuple[str, Any]]:
+            if first is not None:
+                yield first
+            async for item in events:
+                yield item
+
+        return chained()
+
     async def _consume(
-        self, response: Any, output: Any, opts: StreamOptions
+        self, events: AsyncIterator[tuple[str, Any]], output: Any, opts: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]:
         blocks: list[Any] = output["content"]
 
@@ -1064,7 +1113,7 @@ class BedrockConverseStreamModel(RemoteModel):
         def find(index: Any) -> int:
             return next((i for i, b in enumerate(blocks) if "index" in b and b["index"] == index), -1)
 
-        async for kind, event in self._events(response):
+        async for kind, event in events:
             if opts.signal is not None and opts.signal.aborted:
                 raise _NamedError("AbortError", "Request aborted")
             if kind == "messageStart":

@@ -4,9 +4,9 @@ it makes of each (``tests/golden/bedrock_answers.json``, read by ``tests/test_be
 
 Two steps, run by hand:
 
-    .venv/bin/python tests/golden/make_bedrock_answers.py --extract /path/to/pydantic-ai
-        # the cassettes -> tests/fixtures/bedrock/answers.json (a git checkout of pydantic-ai; the
-        # commits read are pinned below)
+    .venv/bin/python tests/golden/make_bedrock_answers.py --extract /path/to/pydantic-ai --vercel /path/to/vercel-ai
+        # the recordings -> tests/fixtures/bedrock/answers.json (git checkouts of pydantic-ai and
+        # vercel/ai; the commits read are pinned below)
     .venv/bin/python tests/golden/make_bedrock_answers.py
         # each answer through pi-ai (tests/golden/_pi_wire.mjs: the AWS SDK's HTTP handler replaced
         # by one that records the request and answers with the fixture) -> the golden
@@ -76,6 +76,62 @@ STREAMS = {
 ERRORS = {  # Converse (not streamed) error answers: the same HTTP error an answer of ConverseStream gets
     "throttling_rate_exceeded": ("test_bedrock_throttling_error", "amazon.nova-micro-v1:0"),
     "internal_server_error": ("test_bedrock_server_error", "amazon.nova-micro-v1:0"),
+}
+VERCEL_AI = "https://github.com/vercel/ai"
+VERCEL_FIXTURES = "packages/amazon-bedrock/src/__fixtures__"
+VERCEL = {
+    # name: (commit, fixture, kind, catalog model, level); kind: "json" (a captured response with
+    # bodyBase64), "base64" (an event stream in base64), "chunks" (the SDK's decoded events, one
+    # per line, framed here again as an event stream)
+    "vercel_live_sonnet_4_6": (
+        "21efb5e41dcf35042ad53062708d1a64d7519f78",
+        "issue-18994-live-converse-stream.json",
+        "json",
+        "eu.anthropic.claude-sonnet-4-6",
+        "off",
+    ),
+    "vercel_model_stream_error": (
+        "5f264fa2efefb27a58459413d943af08b21cf01a",
+        "model-stream-error-exception.eventstream.base64.txt",
+        "base64",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "off",
+    ),
+    "vercel_kimi_k2_tool_call": (
+        "a0afe228186f74bebf7a278983cb7bc688807dfd",
+        "issue-11409-kimi-k2-thinking-read-file.chunks.txt",
+        "chunks",
+        "moonshot.kimi-k2-thinking",
+        "medium",
+    ),
+    "vercel_claude_reasoning": (
+        "8018ae469423629c0981ff581a2f48e74163cfc3",
+        "bedrock-reasoning.chunks.txt",
+        "chunks",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "high",
+    ),
+    "vercel_redacted_then_tool": (
+        "f69c879d50ad8bdc040894716f56d7a9f7ec2f22",
+        "amazon-bedrock-redacted-content.chunks.txt",
+        "chunks",
+        "openai.gpt-5.4",
+        "medium",
+    ),
+    "vercel_tool_no_args": (
+        "HEAD",
+        "amazon-bedrock-tool-no-args.chunks.txt",
+        "chunks",
+        "amazon.nova-pro-v1:0",
+        "off",
+    ),
+    "vercel_request_metadata": (
+        "17b0edb987f30a334a84686c11b1bd44bcd02b93",
+        "issue-13927-request-metadata.chunks.txt",
+        "chunks",
+        "amazon.nova-micro-v1:0",
+        "off",
+    ),
 }
 _ERROR_TYPE = "{}:http://internal.amazon.com/coral/com.amazon.bedrock/"
 
@@ -310,6 +366,97 @@ def constructed(recorded: dict[str, Any]) -> dict[str, Any]:
                 }
             ],
         ),
+        # the first message of the stream is read while the SDK deserializes the answer
+        "first_throttling_exception": (
+            "amazon.nova-micro-v1:0",
+            "off",
+            [
+                _stream(
+                    [
+                        (
+                            "throttlingException",
+                            {"message": "Too many tokens, please wait before trying again."},
+                        )
+                    ]
+                )
+            ],
+        ),
+        "first_exception_without_message": (
+            "amazon.nova-micro-v1:0",
+            "off",
+            [
+                {
+                    "status": 200,
+                    "headers": {
+                        "content-type": "application/vnd.amazon.eventstream",
+                        "x-amzn-requestid": "req-f",
+                    },
+                    "bodyB64": _b64(
+                        aws_eventstream.message(
+                            {
+                                ":message-type": "exception",
+                                ":exception-type": "validationException",
+                                ":content-type": "application/json",
+                            },
+                            b"{}",
+                        )
+                    ),
+                }
+            ],
+        ),
+        "first_unknown_exception": (
+            "amazon.nova-micro-v1:0",
+            "off",
+            [_stream([("modelTimeoutException", {"message": "Model timed out."})])],
+        ),
+        "first_unmodeled_error": (
+            "amazon.nova-micro-v1:0",
+            "off",
+            [
+                {
+                    "status": 200,
+                    "headers": {
+                        "content-type": "application/vnd.amazon.eventstream",
+                        "x-amzn-requestid": "req-e",
+                    },
+                    "bodyB64": _b64(
+                        aws_eventstream.message(
+                            {
+                                ":message-type": "error",
+                                ":error-code": "InternalFailure",
+                                ":error-message": "The request processing has failed.",
+                            },
+                            b"",
+                        )
+                    ),
+                }
+            ],
+        ),
+        "empty_stream": (
+            "amazon.nova-micro-v1:0",
+            "off",
+            [
+                {
+                    "status": 200,
+                    "headers": {"content-type": "application/vnd.amazon.eventstream"},
+                    "bodyB64": "",
+                }
+            ],
+        ),
+        "cut_first_message": (
+            "amazon.nova-micro-v1:0",
+            "off",
+            [
+                {
+                    "status": 200,
+                    "headers": {
+                        "content-type": "application/vnd.amazon.eventstream",
+                        "x-amzn-requestid": "req-c",
+                    },
+                    "bodyB64": _b64(nova[:20]),
+                }
+            ],
+        ),
         "throttling_exception_in_stream": (
             "amazon.nova-micro-v1:0",
             "off",
@@ -502,7 +649,7 @@ def constructed(recorded: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def extract(repo: Path) -> None:
+def extract(repo: Path, vercel: Path | None) -> None:
     import yaml
 
     answers: dict[str, Any] = {}
@@ -527,6 +674,32 @@ def extract(repo: Path) -> None:
             "level": "off",
             "responses": [_response(i) for i in data["interactions"]],
         }
+    if vercel is not None:
+        for name, (commit, fixture, kind, model, level) in VERCEL.items():
+            sha = subprocess.run(
+                ["git", "-C", str(vercel), "rev-parse", commit], capture_output=True, text=True, check=True
+            ).stdout.strip()
+            text = _git_show(vercel, sha, f"{VERCEL_FIXTURES}/{fixture}")
+            if kind == "json":
+                body = base64.b64decode(json.loads(text)["response"]["bodyBase64"])
+            elif kind == "base64":
+                body = base64.b64decode(text.strip())
+            else:
+                events = [next(iter(json.loads(line).items())) for line in text.splitlines() if line.strip()]
+                body = aws_eventstream.stream(events)
+            answers[name] = {
+                "source": f"{VERCEL_AI}/blob/{sha}/{VERCEL_FIXTURES}/{fixture}"
+                + (" (the decoded events, framed again)" if kind == "chunks" else ""),
+                "model": model,
+                "level": level,
+                "responses": [
+                    {
+                        "status": 200,
+                        "headers": {"content-type": "application/vnd.amazon.eventstream"},
+                        "bodyB64": _b64(body),
+                    }
+                ],
+            }
     answers.update(constructed(answers))
     FIXTURE.parent.mkdir(parents=True, exist_ok=True)
     FIXTURE.write_text(json.dumps(answers, indent=1) + "\n")
@@ -648,9 +821,10 @@ def context_for(model: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--extract", type=Path, default=None, help="a git checkout of pydantic-ai")
+    ap.add_argument("--vercel", type=Path, default=None, help="a git checkout of vercel/ai (with --extract)")
     args = ap.parse_args()
     if args.extract is not None:
-        extract(args.extract)
+        extract(args.extract, args.vercel)
         return
     from pi_nb.providers.catalog import find_model
 

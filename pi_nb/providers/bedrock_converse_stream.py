@@ -49,10 +49,10 @@ import asyncio
 import base64
 import contextlib
 import hashlib
-import json
 import random
 import re
 import uuid
+import zlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, cast
 from urllib.parse import quote, urlsplit
@@ -216,6 +216,40 @@ class _DeserializationError(_HttpAnswerError):
         self.name = str(getattr(cause, "name", "Error"))
         self.status = status
         self.request_id = request_id
+
+
+class _PayloadError(Exception):
+    """An event whose payload is not JSON: ``JSON.parse``'s text (V8's), the payload kept."""
+
+    def __init__(self, message: str, payload: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.payload = payload
+
+
+def _parse_payload(text: str) -> Any:
+    if not text:
+        return {}
+    try:
+        return js_json_parse_v8(text)
+    except JsSyntaxError as error:
+        raise _PayloadError(str(error), text) from None
+
+
+def _checksum_error(data: bytes) -> _PlainError:
+    """The AWS SDK's text for a message whose prelude or whole-message CRC32 is wrong
+    (``data`` starts with that message)."""
+    declared_prelude = int.from_bytes(data[8:12], "big")
+    prelude = zlib.crc32(data[:8]) & 0xFFFFFFFF
+    if prelude != declared_prelude:
+        return _PlainError(
+            f"The prelude checksum specified in the message ({declared_prelude}) does not match the"
+            f" calculated CRC32 checksum ({prelude})"
+        )
+    total = int.from_bytes(data[:4], "big")
+    declared = int.from_bytes(data[total - 4 : total], "big")
+    calculated = zlib.crc32(data[: total - 4]) & 0xFFFFFFFF
+    return _PlainError(f"The message checksum ({calculated}) did not match the expected value of {declared}")
 
 
 def _js_string_or_undefined(value: Any) -> str:
@@ -1051,23 +1085,30 @@ class BedrockConverseStreamModel(RemoteModel):
     async def _events(self, response: Any) -> AsyncIterator[tuple[str, Any]]:
         """The stream's events as ``(type, payload)`` (a modeled exception among them, its members
         in the SDK's order); an unmodeled exception or error is raised, as is a cut message."""
-        from botocore.eventstream import EventStreamBuffer
+        from botocore.eventstream import ChecksumMismatch, EventStreamBuffer
 
         buffer = EventStreamBuffer()
         async for chunk in response.aiter_bytes():
             buffer.add_data(chunk)
-            for message in buffer:
+            messages = iter(buffer)
+            while True:
+                try:
+                    message = next(messages)
+                except StopIteration:
+                    break
+                except ChecksumMismatch:
+                    raise _checksum_error(getattr(buffer, "_data", b"")) from None
                 headers = message.headers
                 kind = headers.get(":message-type")
                 text = message.payload.decode("utf-8", "replace")
                 if kind == "event":
-                    yield str(headers.get(":event-type")), (json.loads(text) if text else {})
+                    yield str(headers.get(":event-type")), _parse_payload(text)
                 elif kind == "exception":
                     name = str(headers.get(":exception-type"))
                     members = _STREAM_EXCEPTION_MEMBERS.get(name)
                     if members is None:
                         raise _NamedError(name, text)  # the SDK's Error for an exception it does not model
-                    data = json.loads(text) if text else {}
+                    data = _parse_payload(text)
                     yield name, {k: data[k] for k in members if isinstance(data, dict) and k in data}
                 elif kind == "error":
                     raise _NamedError(str(headers.get(":error-code")), str(headers.get(":error-message")))
@@ -1085,6 +1126,10 @@ class BedrockConverseStreamModel(RemoteModel):
             first = await anext(events)
         except StopAsyncIteration:
             first = None
+        except _PayloadError as error:  # the SDK keeps the payload as the answer's body
+            raise _UnparsedAnswerError(
+                response.status_code, error.payload, error.message + _DESERIALIZATION_NOTE, request_id
+            ) from error
         except (_NamedError, _PlainError) as error:
             raise _DeserializationError(error, response.status_code, request_id) from error
         if first is not None and first[0] in _STREAM_EXCEPTION_MEMBERS:

@@ -457,6 +457,84 @@ def constructed(recorded: dict[str, Any]) -> dict[str, Any]:
                 }
             ],
         ),
+        "bad_json_event": (
+            "amazon.nova-micro-v1:0",
+            "off",
+            [
+                {
+                    "status": 200,
+                    "headers": {
+                        "content-type": "application/vnd.amazon.eventstream",
+                        "x-amzn-requestid": "req-j",
+                    },
+                    "bodyB64": _b64(
+                        aws_eventstream.stream(text)
+                        + aws_eventstream.message(
+                            {
+                                ":event-type": "contentBlockDelta",
+                                ":content-type": "application/json",
+                                ":message-type": "event",
+                            },
+                            b'{"contentBlockIndex":0,"delta":{"text":"x"',
+                        )
+                    ),
+                }
+            ],
+        ),
+        "first_event_bad_json": (
+            "amazon.nova-micro-v1:0",
+            "off",
+            [
+                {
+                    "status": 200,
+                    "headers": {
+                        "content-type": "application/vnd.amazon.eventstream",
+                        "x-amzn-requestid": "req-fj",
+                    },
+                    "bodyB64": _b64(
+                        aws_eventstream.message(
+                            {
+                                ":event-type": "messageStart",
+                                ":content-type": "application/json",
+                                ":message-type": "event",
+                            },
+                            b'{"role":',
+                        )
+                    ),
+                }
+            ],
+        ),
+        "bad_message_crc": (
+            "amazon.nova-micro-v1:0",
+            "off",
+            [
+                {
+                    "status": 200,
+                    "headers": {
+                        "content-type": "application/vnd.amazon.eventstream",
+                        "x-amzn-requestid": "req-k",
+                    },
+                    "bodyB64": _b64(aws_eventstream.stream(text)[:-1] + b"\x00"),
+                }
+            ],
+        ),
+        "bad_prelude_crc": (
+            "amazon.nova-micro-v1:0",
+            "off",
+            [
+                {
+                    "status": 200,
+                    "headers": {
+                        "content-type": "application/vnd.amazon.eventstream",
+                        "x-amzn-requestid": "req-l",
+                    },
+                    "bodyB64": _b64(
+                        aws_eventstream.stream(text[:1])
+                        + (lambda m: m[:8] + bytes([m[8] ^ 1]) + m[9:])(aws_eventstream.stream(text[1:]))
+                    ),
+                }
+            ],
+        ),
         "throttling_exception_in_stream": (
             "amazon.nova-micro-v1:0",
             "off",

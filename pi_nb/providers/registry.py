@@ -26,9 +26,10 @@ of pi-ai 0.85.0's catalog.
   ``$ANTHROPIC_BASE_URL`` replaces Anthropic's URL the same way.
   Any other provider name is an error, unless ``base_url=`` and ``context_window=`` say where and
   how big (a self-hosted OpenAI-compatible server).
-* pi_nb speaks ``anthropic-messages``, ``openai-completions``, ``openai-responses`` and
-  ``mistral-conversations`` (Mistral's own chat API). A catalog model on
-  another API (Bedrock, Vertex, Gemini's own API...) is still known to :func:`find_model`, budgets
+* pi_nb speaks ``anthropic-messages``, ``openai-completions``, ``openai-responses``,
+  ``mistral-conversations`` (Mistral's own chat API) and ``bedrock-converse-stream`` (Amazon
+  Bedrock's Converse API; AWS credentials, see :mod:`pi_nb.providers.bedrock_converse_stream`). A
+  catalog model on another API (Vertex, Gemini's own API...) is still known to :func:`find_model`, budgets
   and cost analysis; asking to run it raises :class:`UnsupportedApiError`, which names the APIs
   pi_nb speaks.
 

@@ -387,3 +387,33 @@ def test_a_dropped_connection_is_retried_as_the_sdk_retries_it(aws_env: Any) -> 
     message, _ = _run("amazon.nova-micro-v1:0", "off", always)
     assert (message["stopReason"], message["errorMessage"]) == ("error", "connection refused")
     assert len(always.attempts) == 3
+
+
+def test_models_json_headers_are_sent_and_signed_but_never_the_reserved_ones(aws_env: Any) -> None:
+    """pi-ai's custom-headers middleware: before signing, reserved names (``x-amz-*``,
+    ``authorization``, ``host``) skipped."""
+    aws_env.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE000000001")
+    aws_env.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    transport = CaptureTransport(_responses(ANSWERS["nova_text"]["responses"]))
+    model = get_model("amazon-bedrock/amazon.nova-micro-v1:0", transport=transport)
+    model.request_headers = lambda: {  # type: ignore[attr-defined]
+        "X-Team": "pi",
+        "x-amz-date": "19700101T000000Z",
+        "Authorization": "Bearer nope",
+        "Host": "evil.example",
+    }
+
+    async def go() -> Any:
+        return [
+            e async for e in model.stream(Context("s", [{"role": "user", "content": "hi", "timestamp": 0}]))
+        ]
+
+    events = asyncio.run(go())
+    assert events[-1]["type"] == "done"
+    (request,) = transport.requests
+    headers = request["headers"]
+    assert headers["x-team"] == "pi"
+    assert headers["host"] == "bedrock-runtime.us-east-1.amazonaws.com"
+    assert headers["x-amz-date"] != "19700101T000000Z"
+    assert headers["authorization"].startswith("AWS4-HMAC-SHA256 ")
+    assert "x-team" in _authorization(headers["authorization"])["SignedHeaders"].split(";")

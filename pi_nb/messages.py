@@ -641,11 +641,14 @@ def js_date_ms(value: Any) -> int | float:
 # ---------------------------------------------------------------------------------------------
 
 
-def block_text(content: object, separator: str = "\n", *, kind: str = "text") -> str:
+def block_text(
+    content: object, separator: str = "\n", *, kind: str = "text", skip_non_string: bool = False
+) -> str:
     """The text of a message's content: a string as is, else its ``kind`` blocks joined by ``separator``.
 
     ``kind`` is ``"text"`` (the ``text`` of text blocks) or ``"thinking"`` (the ``thinking`` of
-    thinking blocks); blocks of other kinds, and blocks whose field is not a string, are skipped. Any
+    thinking blocks); blocks of other kinds are skipped. A ``kind`` block whose field is not a string
+    counts as ``""`` (it still takes a separator), or is left out with ``skip_non_string``. Any
     other content (``None``, a number) gives ``""``. The one implementation behind every place that
     shows or counts the words of a message (pi-ai's ``contentText`` is the ``"text"``/``"\\n"`` case).
     """
@@ -657,7 +660,10 @@ def block_text(content: object, separator: str = "\n", *, kind: str = "text") ->
     for block in content:
         if isinstance(block, Mapping) and block.get("type") == kind:
             value = block.get(kind)
-            parts.append(value if isinstance(value, str) else "")
+            if isinstance(value, str):
+                parts.append(value)
+            elif not skip_non_string:
+                parts.append("")
     return separator.join(parts)
 
 

@@ -35,21 +35,79 @@ SYSTEM = "You are an expert coding assistant operating inside pi, a coding agent
 #: golden, wire_requests_<api>.jsonl.gz (make_wire.py --api API)
 FIRST_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "mistral-conversations")
 #: every API whose catalog models the wire test runs
-RUN_APIS: tuple[str, ...] = (*FIRST_APIS, "bedrock-converse-stream")
-SIGN_IN_PROVIDERS = ("github-copilot", "openai-codex")
+RUN_APIS: tuple[str, ...] = (
+    *FIRST_APIS,
+    "azure-openai-responses",
+    "openai-codex-responses",
+    "google-generative-ai",
+    "google-vertex",
+    "bedrock-converse-stream",
+)
+SIGN_IN_PROVIDERS = ("github-copilot",)
+#: the APIs that read the Responses API's events and ids (the same canned answer, signatures, ids)
+RESPONSES_APIS = ("openai-responses", "azure-openai-responses", "openai-codex-responses")
 
-# fake credentials for every provider variable, and Cloudflare's account/gateway placeholders
+
+def _b64(data: dict[str, Any]) -> str:
+    import base64
+
+    return base64.b64encode(json.dumps(data, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+#: a ChatGPT sign-in access token of the shape OpenAI issues (a JWT whose claims carry the ChatGPT
+#: account id); not signed by anyone: only its claims are read
+CODEX_ACCOUNT_ID = "acct-test-0123"
+CODEX_JWT = ".".join(
+    (
+        _b64({"alg": "RS256", "typ": "JWT"}),
+        _b64({"https://api.openai.com/auth": {"chatgpt_account_id": CODEX_ACCOUNT_ID}, "exp": 4102444800}),
+        "c2lnbmF0dXJl",
+    )
+)
+#: the variable pi_nb's Codex provider reads that token from (Pi reads it from auth.json)
+CODEX_TOKEN_ENV = "OPENAI_CODEX_ACCESS_TOKEN"
+
+# fake credentials for every provider variable, Cloudflare's account/gateway placeholders, Azure's
+# resource (pi-ai builds https://<resource>.openai.azure.com/openai/v1 from it) and the Codex token
 FAKE_ENV_VALUE = "test-key-0123456789"
 # (Bedrock: a bearer token, so the request carries no SigV4 signature; tests/test_bedrock_provider.py
 # checks the signed requests)
 EXTRA_ENV = {
     "CLOUDFLARE_ACCOUNT_ID": "acct123",
     "CLOUDFLARE_GATEWAY_ID": "gw123",
+    "AZURE_OPENAI_RESOURCE_NAME": "pi-test",
+    CODEX_TOKEN_ENV: CODEX_JWT,
     "AWS_BEARER_TOKEN_BEDROCK": FAKE_ENV_VALUE,
 }
 
+
+def pi_auth_json() -> dict[str, Any]:
+    """Pi's ``auth.json`` for the wire cases: the Codex sign-in (its access token is
+    :data:`CODEX_JWT`; expiring in 2100, so Pi never refreshes it)."""
+    return {
+        "openai-codex": {
+            "type": "oauth",
+            "access": CODEX_JWT,
+            "refresh": "rt-test-0123456789",
+            "expires": 4102444800000,
+            "accountId": CODEX_ACCOUNT_ID,
+        }
+    }
+
+
+def pi_settings(api: str) -> dict[str, Any]:
+    """Pi's settings for a case: Codex over its SSE transport (``transport: "sse"``; pi_nb does not
+    speak Codex's WebSocket transport, which Pi tries first by default)."""
+    return {"transport": "sse"} if api == "openai-codex-responses" else {}
+
+
+# transport headers (HTTP/2's :authority is the AWS SDK's host), and the body's content-encoding:
+# Codex's request body is zstd-compressed where the runtime has zstd (Node 22 has, this Python has
+# not: pi_nb sends the JSON as pi-ai does where it has no zstd); the body is compared decompressed
 UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
-DROP_HEADERS = frozenset({"host", ":authority", "connection", "accept-encoding", "content-length"})
+DROP_HEADERS = frozenset(
+    {"host", ":authority", "connection", "accept-encoding", "content-length", "content-encoding"}
+)
 
 
 def tool_schemas() -> list[dict[str, Any]]:
@@ -98,7 +156,7 @@ def _signature_for(api: str) -> str:
     """A thinking signature of the shape the API itself produces."""
     if api == "anthropic-messages":
         return "EqQBCkYIBxgCKkDsig" + "A" * 40
-    if api == "openai-responses":
+    if api in RESPONSES_APIS:
         return json.dumps(
             {
                 "type": "reasoning",
@@ -112,11 +170,13 @@ def _signature_for(api: str) -> str:
         return "reasoning_content"
     if api == "bedrock-converse-stream":
         return "ErcBCkgIBxABGAIiQJ4sig" + "B" * 40
+    if api in ("google-generative-ai", "google-vertex"):
+        return "Q2lJQmpHOXp0aG91Z2h0c2lnbmF0dXJl"  # base64, as Gemini's thoughtSignature
     return "reasoning"
 
 
 def _call_id(api: str) -> str:
-    if api == "openai-responses":
+    if api in RESPONSES_APIS:
         return "call_abc123|fc_0123456789abcdef"
     if api == "anthropic-messages":
         return "toolu_01A09q90qw90lq917835lq9"
@@ -124,6 +184,8 @@ def _call_id(api: str) -> str:
         return "D681PevKs"
     if api == "bedrock-converse-stream":
         return "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q"
+    if api in ("google-generative-ai", "google-vertex"):
+        return "bash_1767225600000_1"  # pi-ai's own id for a call Gemini sent without one
     return "call_abc123"
 
 
@@ -325,7 +387,7 @@ def canned_response(api: str) -> dict[str, Any]:
             {"type": "message_stop"},
         ]
         body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
-    elif api == "openai-responses":
+    elif api in RESPONSES_APIS:
         events = [
             {"type": "response.created", "response": {"id": "resp_1", "status": "in_progress", "output": []}},
             {
@@ -379,6 +441,16 @@ def canned_response(api: str) -> dict[str, Any]:
             },
         ]
         body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    elif api in ("google-generative-ai", "google-vertex"):
+        chunk = {
+            "candidates": [
+                {"content": {"parts": [{"text": "ok"}], "role": "model"}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11},
+            "modelVersion": "m",
+            "responseId": "r1",
+        }
+        body = f"data: {json.dumps(chunk)}\r\n\r\n"
     else:  # Chat Completions and Mistral's chat stream
         chunks = [
             {
@@ -456,6 +528,12 @@ def comparable(request: dict[str, Any], user_agent: str | None = None) -> dict[s
     }
     if user_agent is not None and headers.get("user-agent") == user_agent:
         headers["user-agent"] = "<pi user agent>"
+    if headers.get("accept") == "*/*":  # fetch's default (undici adds it on the wire, as httpx does)
+        del headers["accept"]
+    if "x-goog-api-client" in headers:  # @google/genai's label names the runtime (gl-node/v22...)
+        headers["x-goog-api-client"] = re.sub(
+            r" gl-(node|python)/\S+", " <runtime>", headers["x-goog-api-client"]
+        )
     if "x-amz-user-agent" in headers:
         # the AWS SDKs name themselves (aws-sdk-js/3.x ... vs Botocore/1.x ...: runtime telemetry, as
         # x-stainless-*), and a fresh UUID v4 names each call

@@ -206,7 +206,9 @@ def _truncate_for_summary(text: str, max_chars: int) -> str:
     return f"{kept}\n\n[... {total - kept_units} more characters truncated]"
 
 
-def _format_tool_call_args(args: object) -> str:
+def format_tool_call_args(args: object) -> str:
+    """A tool call's arguments as the summaries write them: ``key=value`` pairs joined by ``, ``
+    (values as JSON), in JavaScript's ``Object.entries`` order."""
     if isinstance(args, Mapping):
         # Object.entries order: array-index keys ascending first (JSON.parse builds objects so too)
         entries = js_key_order(dict(args))
@@ -217,6 +219,10 @@ def _format_tool_call_args(args: object) -> str:
     else:
         raise CompactionError(f"tool call arguments must be an object, got {args!r}")
     return ", ".join(f"{k}={js_stringify(v)}" for k, v in entries)
+
+
+#: The old private name, still imported by :mod:`pi_nb.providers.offline` (finished after merge).
+_format_tool_call_args = format_tool_call_args
 
 
 def serialize_conversation(messages: Sequence[Message]) -> str:
@@ -250,7 +256,7 @@ def serialize_conversation(messages: Sequence[Message]) -> str:
                     value = block.get("thinking")
                     thinking.append(value if isinstance(value, str) else "")
                 elif kind == "toolCall":
-                    calls.append(f"{block.get('name')}({_format_tool_call_args(block.get('arguments'))})")
+                    calls.append(f"{block.get('name')}({format_tool_call_args(block.get('arguments'))})")
                 elif kind == "text":
                     has_text = True
             if thinking:

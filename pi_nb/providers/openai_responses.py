@@ -39,7 +39,7 @@ import json
 import os
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from pi_nb._js import js_json_parse_v8, js_stringify, js_truthy
 from pi_nb.messages import (
@@ -406,10 +406,12 @@ def convert_responses_tools(
     supports_strict_mode: bool = True,
     supports_openai_grammar_tools: bool = False,
     defer_loading: bool = False,
+    strict_null: bool = False,
 ) -> list[dict[str, Any]]:
     """pi-ai's ``convertResponsesTools``: ``{type: "function", name, description, parameters
     [, defer_loading][, strict]}`` (``strict`` only where the model takes it), or a ``custom`` tool
-    with its grammar for a grammar tool on a model that takes them."""
+    with its grammar for a grammar tool on a model that takes them. ``strict_null``: pi-ai's
+    ``strict: null`` option (Codex): a tool no schema rule constrains is sent with ``strict: null``."""
     out: list[dict[str, Any]] = []
     for tool in tools:
         grammar = resolve_grammar_constrained_sampling(tool, supports_openai_grammar_tools)
@@ -429,7 +431,9 @@ def convert_responses_tools(
             out.append(custom)
             continue
         constrained = resolve_json_schema_strict_sampling(tool, supports_strict_mode)
-        use_strict = constrained if constrained is not None else bool(strict)
+        use_strict: bool | None = constrained if constrained is not None else bool(strict)
+        if constrained is None and strict_null:
+            use_strict = None
         entry: dict[str, Any] = {
             "type": "function",
             "name": tool.get("name"),
@@ -504,6 +508,9 @@ def _js_text(value: Any, missing: bool = False) -> str:
     return "undefined" if missing else js_string(value)
 
 
+_NO_TIER_PRICING: Any = object()  # an API without service-tier pricing (Azure)
+
+
 class _StreamError(Exception):
     """A failure reported inside the stream (its text is the message)."""
 
@@ -517,6 +524,10 @@ class OpenAIResponsesProvider(RemoteModel):
     hand ``thinking_level_map``, ``supports_developer_role`` and ``supports_strict_mode`` (they
     override the entry's ``thinkingLevelMap`` and ``compat`` flags).
     """
+
+    #: what a turn imports, and the pi_nb extra that installs it (the provider table's row)
+    sdk_module: ClassVar[str | None] = "openai"
+    extra: ClassVar[str] = "openai"
 
     api = "openai-responses"
     default_provider = "openai"
@@ -670,9 +681,15 @@ class OpenAIResponsesProvider(RemoteModel):
         raise RuntimeError(f"No API key for provider: {model.get('provider')}")
 
     def _client(
-        self, model: Mapping[str, Any], api_key: str, session_id: str | None, extra: Mapping[str, Any]
+        self,
+        model: Mapping[str, Any],
+        api_key: str,
+        session_id: str | None,
+        extra: Mapping[str, Any],
+        options: Mapping[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any]]:
-        """pi-ai's ``createClient``: the SDK client, and the headers each request removes."""
+        """pi-ai's ``createClient``: the SDK client, and the headers each request removes
+        (``options``: the request's stream options, for the APIs whose client reads them)."""
         openai = _require_openai()
         compat = get_compat(model)
         headers: dict[str, Any] = {"User-Agent": pi_user_agent(), **(model.get("headers") or {})}
@@ -729,7 +746,7 @@ class OpenAIResponsesProvider(RemoteModel):
             aborted = opts.signal is not None and opts.signal.aborted
             output["stopReason"] = "aborted" if aborted else "error"
             # pi_nb never repeats the key a request used (a server may echo it in its error)
-            output["errorMessage"] = redact_key(api_error_message(self.api, error), self._env_key())
+            output["errorMessage"] = redact_key(self._error_text(error), self._env_key())
             return {"type": "error", "reason": "aborted" if aborted else "error", "error": output}
 
         try:
@@ -738,7 +755,7 @@ class OpenAIResponsesProvider(RemoteModel):
             stream_options = self._options(model, context, opts)
             retention = resolve_cache_retention(stream_options.get("cacheRetention"))
             cache_session = None if retention == "none" else opts.session_id
-            client, omitted = self._client(model, api_key, cache_session, extra_headers)
+            client, omitted = self._client(model, api_key, cache_session, extra_headers, stream_options)
             params = self._params(model, context, stream_options)
             openai = _require_openai()
 
@@ -772,7 +789,7 @@ class OpenAIResponsesProvider(RemoteModel):
             if opts.signal is not None and opts.signal.aborted:
                 raise _StreamError("Request was aborted")
             if output["stopReason"] == "pending":
-                raise _StreamError("OpenAI Responses stream ended without a stop reason")
+                raise _StreamError(self._no_stop_reason_text)
             if output["stopReason"] in ("aborted", "error"):
                 raise _StreamError(output.get("errorMessage") or "An unknown error occurred")
         except Exception as error:
@@ -784,6 +801,24 @@ class OpenAIResponsesProvider(RemoteModel):
             except Exception:  # pragma: no cover - closing a finished stream
                 pass
         yield {"type": "done", "reason": output["stopReason"], "message": output}
+
+    # -- the hooks of the APIs built on this one (Azure OpenAI, Codex)
+
+    #: the error text of a stream that ended with its stop reason still pending
+    _no_stop_reason_text = "OpenAI Responses stream ended without a stop reason"
+
+    def _error_text(self, error: BaseException) -> str:
+        """The ``errorMessage`` of a failed request or stream (pi-ai's catch block)."""
+        return api_error_message(self.api, error)
+
+    def _events(self, response: Any, output: AssistantMessage, opts: StreamOptions) -> AsyncIterator[Any]:
+        """The server's events of a streamed response (as the JavaScript SDK reads them)."""
+        return iter_openai_sse_json(response)
+
+    def _pricing_service_tier(self, response_tier: Any, request_tier: Any) -> Any:
+        """The service tier whose price multiplier applies to the usage (the response's, else the
+        request's); ``_NO_TIER_PRICING`` where the API prices no tier."""
+        return request_tier if response_tier is None else response_tier
 
     async def _process(
         self,
@@ -902,10 +937,10 @@ class OpenAIResponsesProvider(RemoteModel):
                     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
                 }
             apply_cost(output["usage"], self.cost_function)
-            tier = resp.get("service_tier")
-            if tier is None:
-                tier = stream_options.get("serviceTier")
-            multiplier = _service_tier_multiplier(str(model.get("id")), tier)
+            tier = self._pricing_service_tier(resp.get("service_tier"), stream_options.get("serviceTier"))
+            multiplier = (
+                1 if tier is _NO_TIER_PRICING else _service_tier_multiplier(str(model.get("id")), tier)
+            )
             if multiplier != 1:
                 cost: Any = output["usage"]["cost"]
                 for name in ("input", "output", "cacheRead", "cacheWrite"):
@@ -929,7 +964,7 @@ class OpenAIResponsesProvider(RemoteModel):
             if stop == "stop" and any(b.get("type") == "toolCall" for b in blocks):
                 out["stopReason"] = "toolUse"
 
-        async for raw_event in iter_openai_sse_json(response):
+        async for raw_event in self._events(response, output, opts):
             if opts.signal is not None and opts.signal.aborted:
                 return  # the SDK ends an aborted stream quietly; the caller reports the abort
             event = _as_dict(raw_event)

@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_nb.config import get_agent_dir, node_join
 from pi_nb.errors import ProviderError
 
 __all__ = [
@@ -55,9 +56,6 @@ class ModelsJsonError(ProviderError, ValueError):
 def models_json_path(agent_dir: str | None = None) -> str:
     """``{agent_dir}/models.json`` (the agent dir defaults to ``$PI_CODING_AGENT_DIR`` or
     ``~/.pi/agent``)."""
-    from pi_nb.resources.paths import node_join
-    from pi_nb.session.paths import get_agent_dir
-
     return node_join(agent_dir or get_agent_dir(), "models.json")
 
 
@@ -546,9 +544,9 @@ def _find_defaults(
 
 
 def _base_models(provider_id: str) -> list[dict[str, Any]]:
-    from pi_nb.providers.catalog import _catalog
+    from pi_nb.providers.catalog import builtin_models
 
-    return [copy.deepcopy(dict(spec.raw)) for spec in _catalog().providers.get(provider_id, ())]
+    return [copy.deepcopy(dict(spec.raw)) for spec in builtin_models(provider_id)]
 
 
 def _apply_override(model: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@
 // message, events}}} (events run-length encoded [type, contentIndex, count]).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { zstdDecompressSync } from "node:zlib";
 
 const home = process.env.PI_ORACLE_HOME || `${process.env.XDG_CACHE_HOME || `${process.env.HOME}/.cache`}/pi-oracle`;
 const core = `${home}/node_modules/@earendil-works/pi-coding-agent/dist/core`;
@@ -16,6 +17,9 @@ process.env.PI_OFFLINE = "1";
 
 const input = JSON.parse(readFileSync(0, "utf8"));
 process.env.PI_CODING_AGENT_DIR = input.agentDir;
+// gaxios (google-auth-library: Vertex's application-default credentials) fetches through
+// window.fetch when there is a window, else node-fetch: a window makes it use the replaced fetch
+if (input.windowFetch) globalThis.window = { fetch: (...args) => globalThis.fetch(...args) };
 const { ModelRuntime } = await import(`${core}/model-runtime.js`);
 const { SettingsManager } = await import(`${core}/settings-manager.js`);
 const { mergeProviderAttributionHeaders } = await import(`${core}/provider-attribution.js`);
@@ -26,7 +30,11 @@ globalThis.fetch = async (url, init = {}) => {
 	const request = url instanceof Request ? url : new Request(url, init);
 	const headers = {};
 	for (const [k, v] of request.headers.entries()) headers[k.toLowerCase()] = v;
-	const body = init.body !== undefined && typeof init.body === "string" ? init.body : await request.clone().text();
+	let body = init.body !== undefined && typeof init.body === "string" ? init.body : await request.clone().text();
+	// Codex compresses its JSON body with zstd where the runtime can (Node 22): recorded decompressed
+	if (headers["content-encoding"] === "zstd") {
+		body = zstdDecompressSync(Buffer.from(await request.clone().arrayBuffer())).toString("utf8");
+	}
 	current.requests.push({ url: request.url, method: request.method, headers, body });
 	const r = current.responses[Math.min(current.requests.length - 1, current.responses.length - 1)];
 	return new Response(r.body === null ? null : r.body, { status: r.status, headers: r.headers });

@@ -95,6 +95,8 @@ def main() -> None:
     out_lines: list[str] = []
     ua: str | None = None
     with tempfile.TemporaryDirectory() as agent_dir:
+        # Pi's own sign-in store: the ChatGPT token of wire_cases (a sign-in that has not expired)
+        Path(agent_dir, "auth.json").write_text(json.dumps(wire_cases.pi_auth_json()))
         batch = 400
         for start in range(0, len(cases), batch):
             jobs = []
@@ -108,6 +110,7 @@ def main() -> None:
                         "level": level,
                         "sessionId": wire_cases.SESSION_ID,
                         "responses": [wire_cases.for_node(wire_cases.canned_response(model["api"]))],
+                        "settings": wire_cases.pi_settings(model["api"]),
                     }
                 )
             result = run_node(jobs, agent_dir, env)

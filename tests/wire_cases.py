@@ -17,7 +17,9 @@ them, else ``high``). Every request is answered with a canned minimal stream of 
 The comparison (:func:`comparable`) drops only what differs by runtime, not by pi_nb's choice:
 the SDKs' ``x-stainless-*`` telemetry headers (``lang: js`` vs ``python``...), transport headers
 (``host``, ``connection``, ``accept-encoding``, ``content-length``) and the kernel release inside
-Pi's user agent (checked separately).
+Pi's user agent (checked separately); for Bedrock, the AWS SDKs' own names (``user-agent``,
+``x-amz-user-agent``: ``aws-sdk-js/...`` vs ``Botocore/...``), HTTP/2's ``:authority`` and the
+call's random ``amz-sdk-invocation-id`` (a UUID v4 on both sides).
 """
 
 from __future__ import annotations

@@ -104,7 +104,9 @@ def test_every_request_equals_pi_ai(api: str, fake_keys: Any) -> None:
             ("requests", got_requests, want["requests"]),
             ("message", _clean_message(got_message), _clean_message(want["message"])),
         ):
-            if got != exp:
+            # Bedrock's body is written by the AWS SDK in its schema's key order: compared as text
+            ordered = api == "bedrock-converse-stream" and part == "requests"
+            if got != exp or (ordered and json.dumps(got) != json.dumps(exp)):
                 key = f"{conversation}:{part}"
                 failures[key] += 1
                 examples.setdefault(

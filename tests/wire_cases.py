@@ -17,7 +17,9 @@ them, else ``high``). Every request is answered with a canned minimal stream of 
 The comparison (:func:`comparable`) drops only what differs by runtime, not by pi_nb's choice:
 the SDKs' ``x-stainless-*`` telemetry headers (``lang: js`` vs ``python``...), transport headers
 (``host``, ``connection``, ``accept-encoding``, ``content-length``) and the kernel release inside
-Pi's user agent (checked separately).
+Pi's user agent (checked separately); for Bedrock, the AWS SDKs' own names (``user-agent``,
+``x-amz-user-agent``: ``aws-sdk-js/...`` vs ``Botocore/...``), HTTP/2's ``:authority`` and the
+call's random ``amz-sdk-invocation-id`` (a UUID v4 on both sides).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ RUN_APIS: tuple[str, ...] = (
     "openai-codex-responses",
     "google-generative-ai",
     "google-vertex",
+    "bedrock-converse-stream",
 )
 SIGN_IN_PROVIDERS = ("github-copilot",)
 #: the APIs that read the Responses API's events and ids (the same canned answer, signatures, ids)
@@ -69,11 +72,14 @@ CODEX_TOKEN_ENV = "OPENAI_CODEX_ACCESS_TOKEN"
 # fake credentials for every provider variable, Cloudflare's account/gateway placeholders, Azure's
 # resource (pi-ai builds https://<resource>.openai.azure.com/openai/v1 from it) and the Codex token
 FAKE_ENV_VALUE = "test-key-0123456789"
+# (Bedrock: a bearer token, so the request carries no SigV4 signature; tests/test_bedrock_provider.py
+# checks the signed requests)
 EXTRA_ENV = {
     "CLOUDFLARE_ACCOUNT_ID": "acct123",
     "CLOUDFLARE_GATEWAY_ID": "gw123",
     "AZURE_OPENAI_RESOURCE_NAME": "pi-test",
     CODEX_TOKEN_ENV: CODEX_JWT,
+    "AWS_BEARER_TOKEN_BEDROCK": FAKE_ENV_VALUE,
 }
 
 
@@ -97,10 +103,13 @@ def pi_settings(api: str) -> dict[str, Any]:
     return {"transport": "sse"} if api == "openai-codex-responses" else {}
 
 
-# transport headers, and the body's content-encoding: Codex's request body is zstd-compressed where
-# the runtime has zstd (Node 22 has, this Python has not: pi_nb sends the JSON as pi-ai does where
-# it has no zstd); the body is compared decompressed
-DROP_HEADERS = frozenset({"host", "connection", "accept-encoding", "content-length", "content-encoding"})
+# transport headers (HTTP/2's :authority is the AWS SDK's host), and the body's content-encoding:
+# Codex's request body is zstd-compressed where the runtime has zstd (Node 22 has, this Python has
+# not: pi_nb sends the JSON as pi-ai does where it has no zstd); the body is compared decompressed
+UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+DROP_HEADERS = frozenset(
+    {"host", ":authority", "connection", "accept-encoding", "content-length", "content-encoding"}
+)
 
 
 def tool_schemas() -> list[dict[str, Any]]:
@@ -161,6 +170,8 @@ def _signature_for(api: str) -> str:
         )
     if api == "openai-completions":
         return "reasoning_content"
+    if api == "bedrock-converse-stream":
+        return "ErcBCkgIBxABGAIiQJ4sig" + "B" * 40
     if api in ("google-generative-ai", "google-vertex"):
         return "Q2lJQmpHOXp0aG91Z2h0c2lnbmF0dXJl"  # base64, as Gemini's thoughtSignature
     return "reasoning"
@@ -173,6 +184,8 @@ def _call_id(api: str) -> str:
         return "toolu_01A09q90qw90lq917835lq9"
     if api == "mistral-conversations":
         return "D681PevKs"
+    if api == "bedrock-converse-stream":
+        return "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q"
     if api in ("google-generative-ai", "google-vertex"):
         return "bash_1767225600000_1"  # pi-ai's own id for a call Gemini sent without one
     return "call_abc123"
@@ -330,7 +343,31 @@ def context_for(model: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def canned_response(api: str) -> dict[str, Any]:
-    """A minimal valid streamed answer of ``api`` (text "ok", stop)."""
+    """A minimal valid streamed answer of ``api`` (text "ok", stop); Bedrock's is binary (an AWS
+    event stream: ``body`` is bytes, :func:`for_node` sends it to Node as base64)."""
+    if api == "bedrock-converse-stream":
+        import aws_eventstream
+
+        binary = aws_eventstream.stream(
+            [
+                ("messageStart", {"role": "assistant"}),
+                ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "ok"}}),
+                ("contentBlockStop", {"contentBlockIndex": 0}),
+                ("messageStop", {"stopReason": "end_turn"}),
+                (
+                    "metadata",
+                    {
+                        "usage": {"inputTokens": 10, "outputTokens": 1, "totalTokens": 11},
+                        "metrics": {"latencyMs": 5},
+                    },
+                ),
+            ]
+        )
+        return {
+            "status": 200,
+            "headers": {"content-type": "application/vnd.amazon.eventstream", "x-amzn-requestid": "req-1"},
+            "body": binary,
+        }
     if api == "anthropic-messages":
         events = [
             {
@@ -440,6 +477,18 @@ def canned_response(api: str) -> dict[str, Any]:
     return {"status": 200, "headers": {"content-type": "text/event-stream"}, "body": body}
 
 
+def for_node(response: dict[str, Any]) -> dict[str, Any]:
+    """A canned response as JSON for ``_pi_wire.mjs`` (a binary body as ``bodyB64``)."""
+    if isinstance(response.get("body"), bytes):
+        import base64
+
+        return {
+            **{k: v for k, v in response.items() if k != "body"},
+            "bodyB64": base64.b64encode(response["body"]).decode(),
+        }
+    return response
+
+
 def runnable_models() -> list[dict[str, Any]]:
     """Every catalog model on an API pi_nb runs, from a provider that takes a key."""
     from pi_nb.providers.catalog import list_models
@@ -487,6 +536,12 @@ def comparable(request: dict[str, Any], user_agent: str | None = None) -> dict[s
         headers["x-goog-api-client"] = re.sub(
             r" gl-(node|python)/\S+", " <runtime>", headers["x-goog-api-client"]
         )
+    if "x-amz-user-agent" in headers:
+        # the AWS SDKs name themselves (aws-sdk-js/3.x ... vs Botocore/1.x ...: runtime telemetry, as
+        # x-stainless-*), and a fresh UUID v4 names each call
+        headers["user-agent"] = headers["x-amz-user-agent"] = "<aws sdk user agent>"
+        if re.fullmatch(UUID4, headers.get("amz-sdk-invocation-id", "")):
+            headers["amz-sdk-invocation-id"] = "<uuid4>"
     body_text = request.get("body")
     try:
         body: Any = json.loads(body_text) if body_text else None

@@ -30,7 +30,8 @@ of pi-ai 0.85.0's catalog.
   ``anthropic-messages``, ``openai-completions``, ``openai-responses``, ``mistral-conversations``
   (Mistral's own chat API), ``azure-openai-responses`` (Azure OpenAI) and
   ``openai-codex-responses`` (ChatGPT's Codex backend, with a ChatGPT sign-in token),
-  ``google-generative-ai`` (Gemini's API) and ``google-vertex`` (Vertex AI). A catalog
+  ``google-generative-ai`` (Gemini's API), ``google-vertex`` (Vertex AI) and
+  ``bedrock-converse-stream`` (Amazon Bedrock's Converse API, with AWS credentials). A catalog
   model on another API is still known to :func:`find_model`, budgets
   and cost analysis; asking to run it raises :class:`UnsupportedApiError`, which names the APIs
   pi_nb speaks.
@@ -105,6 +106,7 @@ _PROVIDERS: tuple[ProviderEntry, ...] = (
     ProviderEntry("openai-codex-responses",  "pi_nb.providers.openai_codex_responses",      "OpenAICodexResponsesProvider",   "openai-codex-responses", "httpx"),
     ProviderEntry("google-generative-ai",    "pi_nb.providers.google_generative_ai",        "GoogleGenerativeAIModel",        "google-generative-ai",   "httpx"),
     ProviderEntry("google-vertex",           "pi_nb.providers.google_vertex",               "GoogleVertexModel",              "google-vertex",          "google.auth"),
+    ProviderEntry("bedrock-converse-stream", "pi_nb.providers.bedrock_converse_stream",     "BedrockConverseStreamModel",     "bedrock-converse-stream", "botocore"),
 )
 # fmt: on
 _BY_API: dict[str, ProviderEntry] = {entry.api: entry for entry in _PROVIDERS}

@@ -40,6 +40,32 @@ globalThis.fetch = async (url, init = {}) => {
 	return new Response(r.body === null ? null : r.body, { status: r.status, headers: r.headers });
 };
 
+// The AWS SDK (Bedrock) sends through @smithy/node-http-handler, not fetch: its handlers' handle()
+// is replaced the same way (the request recorded, the canned response answered as a Node stream).
+{
+	const { createRequire } = await import("node:module");
+	const { Readable } = await import("node:stream");
+	const require = createRequire(`${home}/node_modules/@aws-sdk/client-bedrock-runtime/package.json`);
+	const smithy = require("@smithy/node-http-handler");
+	const { HttpResponse } = require("@smithy/core/protocols");
+	const handle = async function (request) {
+		const port = request.port ? `:${request.port}` : "";
+		const query = new URLSearchParams(request.query ?? {}).toString();
+		const url = `${request.protocol}//${request.hostname}${port}${request.path}${query ? `?${query}` : ""}`;
+		const headers = {};
+		for (const [k, v] of Object.entries(request.headers)) headers[k.toLowerCase()] = v;
+		const body = request.body === undefined ? "" : Buffer.from(request.body).toString("utf8");
+		current.requests.push({ url, method: request.method, headers, body });
+		const r = current.responses[Math.min(current.requests.length - 1, current.responses.length - 1)];
+		const bytes = r.bodyB64 !== undefined ? Buffer.from(r.bodyB64, "base64") : Buffer.from(r.body ?? "", "utf8");
+		return {
+			response: new HttpResponse({ statusCode: r.status, headers: r.headers ?? {}, body: Readable.from([bytes]) }),
+		};
+	};
+	smithy.NodeHttpHandler.prototype.handle = handle;
+	smithy.NodeHttp2Handler.prototype.handle = handle;
+}
+
 const runtime = await ModelRuntime.create({
 	authPath: join(input.agentDir, "auth.json"),
 	modelsPath: join(input.agentDir, "models.json"),
@@ -74,6 +100,21 @@ for (const job of input.jobs) {
 			mergeProviderAttributionHeaders(model, settings, options.sessionId, requestHeaders) ?? {},
 		signal: new AbortController().signal,
 	};
+	// optional: a fixed clock and invocation id (the AWS SDK's SigV4 date and amz-sdk-invocation-id)
+	const RealDate = globalThis.Date;
+	const realUuid = globalThis.crypto.randomUUID;
+	if (job.fixedNow !== undefined) {
+		globalThis.Date = class extends RealDate {
+			constructor(...args) {
+				if (args.length === 0) super(job.fixedNow);
+				else super(...args);
+			}
+			static now() {
+				return job.fixedNow;
+			}
+		};
+	}
+	if (job.fixedUuid !== undefined) globalThis.crypto.randomUUID = () => job.fixedUuid;
 	const events = [];
 	let final = null;
 	try {
@@ -89,6 +130,8 @@ for (const job of input.jobs) {
 	} catch (error) {
 		final = { thrown: String(error?.message ?? error) };
 	}
+	globalThis.Date = RealDate;
+	globalThis.crypto.randomUUID = realUuid;
 	if (final && typeof final.timestamp === "number") final.timestamp = 0;
 	out.cases[job.name] = { requests: current.requests, message: JSON.parse(JSON.stringify(final)), events };
 }

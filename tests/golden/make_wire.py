@@ -109,7 +109,7 @@ def main() -> None:
                         "context": wire_cases.context_for(model, conversation),
                         "level": level,
                         "sessionId": wire_cases.SESSION_ID,
-                        "responses": [wire_cases.canned_response(model["api"])],
+                        "responses": [wire_cases.for_node(wire_cases.canned_response(model["api"]))],
                         "settings": wire_cases.pi_settings(model["api"]),
                     }
                 )

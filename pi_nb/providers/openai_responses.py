@@ -36,7 +36,6 @@ it in an error has it redacted).
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
@@ -85,6 +84,7 @@ from pi_nb.providers.base import (
     make_assistant_message,
     snapshot_message,
 )
+from pi_nb.providers.github_copilot_headers import copilot_dynamic_headers
 from pi_nb.providers.provider_retry import ProviderFailure, retry_provider_request
 from pi_nb.providers.simple_options import (
     build_base_options,
@@ -670,12 +670,20 @@ class OpenAIResponsesProvider(RemoteModel):
         raise RuntimeError(f"No API key for provider: {model.get('provider')}")
 
     def _client(
-        self, model: Mapping[str, Any], api_key: str, session_id: str | None, extra: Mapping[str, Any]
+        self,
+        model: Mapping[str, Any],
+        api_key: str,
+        session_id: str | None,
+        extra: Mapping[str, Any],
+        messages: Sequence[Mapping[str, Any]] = (),
     ) -> tuple[Any, dict[str, Any]]:
-        """pi-ai's ``createClient``: the SDK client, and the headers each request removes."""
+        """pi-ai's ``createClient``: the SDK client, and the headers each request removes
+        (GitHub Copilot's per-request headers from ``messages``, the turn's)."""
         openai = _require_openai()
         compat = get_compat(model)
         headers: dict[str, Any] = {"User-Agent": pi_user_agent(), **(model.get("headers") or {})}
+        if model.get("provider") == "github-copilot":
+            headers.update(copilot_dynamic_headers(messages))
         if session_id:
             if compat["sessionAffinityFormat"] == "openrouter":
                 headers["x-session-id"] = session_id
@@ -699,7 +707,8 @@ class OpenAIResponsesProvider(RemoteModel):
         return openai.AsyncOpenAI(**kwargs), omitted
 
     def _env_key(self) -> str | None:
-        return os.environ.get(self.api_key_env) if self.api_key_env else None
+        """The key, resolved now (``RemoteModel.resolve_api_key``: auth.json, then the variable)."""
+        return self.resolve_api_key()
 
     def _request_headers(self, model: Mapping[str, Any], session_id: str | None) -> dict[str, Any]:
         """The headers Pi's agent passes with each request: OpenCode's session and the provider
@@ -717,6 +726,12 @@ class OpenAIResponsesProvider(RemoteModel):
     ) -> AsyncIterator[AssistantMessageEvent]:
         """pi-ai's ``streamSimple`` for ``openai-responses`` (``processResponsesStream``)."""
         opts = options or StreamOptions()
+        try:
+            # the credential first: its base URL (GitHub Copilot's) is the request model's
+            self.resolve_auth()
+            auth_error: Exception | None = None
+        except Exception as error:
+            auth_error = error
         model = self.pi_ai_model()
         # the message is grown field by field as the stream says (pi-ai's scratch fields included)
         output: Any = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
@@ -729,16 +744,23 @@ class OpenAIResponsesProvider(RemoteModel):
             aborted = opts.signal is not None and opts.signal.aborted
             output["stopReason"] = "aborted" if aborted else "error"
             # pi_nb never repeats the key a request used (a server may echo it in its error)
-            output["errorMessage"] = redact_key(api_error_message(self.api, error), self._env_key())
+            try:
+                key = self._env_key()
+            except Exception:
+                key = None
+            output["errorMessage"] = redact_key(api_error_message(self.api, error), key)
             return {"type": "error", "reason": "aborted" if aborted else "error", "error": output}
 
+        if auth_error is not None:
+            yield fail(auth_error)
+            return
         try:
             extra_headers = self._request_headers(model, opts.session_id)
             api_key = self._api_key(model, extra_headers)
             stream_options = self._options(model, context, opts)
             retention = resolve_cache_retention(stream_options.get("cacheRetention"))
             cache_session = None if retention == "none" else opts.session_id
-            client, omitted = self._client(model, api_key, cache_session, extra_headers)
+            client, omitted = self._client(model, api_key, cache_session, extra_headers, context.messages)
             params = self._params(model, context, stream_options)
             openai = _require_openai()
 

@@ -97,6 +97,10 @@ def test_every_request_equals_pi_ai(api: str, fake_keys: Any) -> None:
     cases = [c for c in wire_cases.all_cases() if c[1]["api"] == api][::step]
     failures: Counter[str] = Counter()
     examples: dict[str, str] = {}
+    # the agent dir's auth.json (conftest gives each test its own agent dir): the Copilot sign-in
+    agent_dir = Path(os.environ["PI_CODING_AGENT_DIR"])
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "auth.json").write_text(json.dumps(wire_cases.FAKE_AUTH_JSON))
     for name, model_raw, conversation, level in cases:
         want = golden[name]
         got_requests, got_message = _pi_nb_side(model_raw, conversation, level)

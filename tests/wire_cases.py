@@ -35,7 +35,20 @@ SYSTEM = "You are an expert coding assistant operating inside pi, a coding agent
 FIRST_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "mistral-conversations")
 #: every API whose catalog models the wire test runs
 RUN_APIS: tuple[str, ...] = FIRST_APIS
-SIGN_IN_PROVIDERS = ("github-copilot", "openai-codex")
+SIGN_IN_PROVIDERS = ("openai-codex",)
+#: providers whose cases have their own golden (make_wire.py --provider P writes
+#: wire_requests_<P>.jsonl.gz) and run with FAKE_AUTH_JSON as the agent dir's auth.json
+OWN_GOLDEN_PROVIDERS = ("github-copilot",)
+#: the agent dir's auth.json both sides read: a GitHub Copilot sign-in whose token is valid for
+#: years (no refresh) and names a business proxy (its base URL comes from the token, not the catalog)
+FAKE_AUTH_JSON = {
+    "github-copilot": {
+        "type": "oauth",
+        "refresh": "gho_fake0123456789abcdefghij",
+        "access": "tid=fake0123456789;exp=4102444800;sku=copilot_business;proxy-ep=proxy.business.githubcopilot.com;8kp=1",
+        "expires": 4102444500000,
+    }
+}
 
 # fake credentials for every provider variable, and Cloudflare's account/gateway placeholders
 FAKE_ENV_VALUE = "test-key-0123456789"

@@ -71,8 +71,8 @@ SPOKEN_APIS: tuple[str, ...] = (
 )
 
 # Providers whose key is a sign-in token pi-ai exchanges (OAuth), which pi_nb does not do.
+# (github-copilot runs: pi_nb.auth exchanges its token; RemoteModel.resolve_auth.)
 _SIGN_IN = {
-    "github-copilot": "GitHub Copilot's token exchange",
     "openai-codex": "a ChatGPT sign-in",
 }
 

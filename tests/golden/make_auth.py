@@ -74,7 +74,12 @@ def main() -> None:
     results = []
     for scenario in auth_cases.SCENARIOS:
         results.append(run(scenario))
-        print(scenario["name"], "error:" if results[-1]["error"] else "ok", results[-1]["error"] or "", file=sys.stderr)
+        print(
+            scenario["name"],
+            "error:" if results[-1]["error"] else "ok",
+            results[-1]["error"] or "",
+            file=sys.stderr,
+        )
     GOLDEN.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {len(results)} scenarios to {GOLDEN}")
 

@@ -44,6 +44,10 @@ class LoginView:
         self._html: Any = None
         self._box: Any = None
         self._needs_paste = False
+        # the cell's display handle, updated with each step while the cell waits (so the static
+        # HTML of a saved notebook shows the code and the outcome, not just "waiting")
+        self.handle: Any = None
+        self._version = 0
 
     # what the flow calls
 
@@ -78,8 +82,25 @@ class LoginView:
         self._cancel.set()
 
     def wait(self, timeout: float | None = None) -> str:
-        """Block until the sign-in ends; its state."""
-        self._done.wait(timeout)
+        """Block until the sign-in ends; its state. The cell's display is updated with each step
+        meanwhile (from this thread: a front end takes a cell's output only from its own)."""
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        shown = -1
+        while True:
+            if self.handle is not None and shown != self._version:
+                shown = self._version
+                try:
+                    self.handle.update(self)
+                except Exception:  # a closed front end: the widget still shows the steps
+                    self.handle = None
+            if self._done.is_set() and shown == self._version:
+                break
+            if self._done.wait(0.1) and self.handle is None:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                break
         return self.state
 
     # the view
@@ -155,14 +176,27 @@ class LoginView:
         return self._box
 
     def refresh(self) -> None:
+        self._version += 1
         if self._html is not None:
             self._html.value = self.to_html()
             self._paste_row.layout.display = (
                 "flex" if self._needs_paste and self.state == "running" else "none"
             )
 
-    def _repr_html_(self) -> str:
-        return self.to_html()
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Text and HTML of the steps so far, and the live widget inside a kernel."""
+        bundle: dict[str, Any] = {"text/plain": self.to_text(), "text/html": self.to_html()}
+        try:
+            from pi_nb.notebook._base import MIME_WIDGET, kernel_has_comms
+
+            if kernel_has_comms():
+                data = self.widget()._repr_mimebundle_()
+                data = data[0] if isinstance(data, tuple) else data
+                if data and MIME_WIDGET in data:
+                    bundle[MIME_WIDGET] = data[MIME_WIDGET]
+        except ImportError:
+            pass
+        return bundle
 
     def __repr__(self) -> str:
         return self.to_text()
@@ -187,19 +221,17 @@ class LoginView:
             self.refresh()
 
 
-def _display(view: LoginView) -> None:
+def _display(view: LoginView, wait: bool) -> None:
     try:
         from IPython import get_ipython
         from IPython.display import display
     except ImportError:  # pragma: no cover - outside IPython
-        print(view.to_text())
         return
     if get_ipython() is None:
         return
-    try:
-        display(view.widget())
-    except ImportError:
-        display(view)
+    handle = display(view, display_id=True)
+    if wait:
+        view.handle = handle
 
 
 def login_command(line: str) -> LoginView:
@@ -226,11 +258,12 @@ def login_command(line: str) -> LoginView:
     if provider not in login_providers():
         raise ValueError(f"pi_nb signs in to {', '.join(login_providers())}, not {provider!r}")
     view = LoginView(provider)
-    _display(view)
+    _display(view, wait)
     thread = threading.Thread(target=view.run, kwargs=kwargs, name=f"pi_nb login {provider}", daemon=True)
     thread.start()
     if wait:
         view.wait()
+        view.handle = None
     return view
 
 

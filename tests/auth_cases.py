@@ -54,6 +54,14 @@ SCENARIOS: list[dict[str, Any]] = [
         "answers": ["device_code"],
     },
     {"name": "xai login", "kind": "login", "provider": "xai"},
+    {"name": "kimi-coding login", "kind": "login", "provider": "kimi-coding"},
+    {"name": "openrouter login (browser)", "kind": "login", "provider": "openrouter"},
+    {
+        "name": "openrouter login (pasted redirect URL)",
+        "kind": "login",
+        "provider": "openrouter",
+        "paste": "http://127.0.0.1:1/oauth/callback/x?code=pasted-code",
+    },
 ]
 
 _KEEP = {"openai": {"type": "api_key", "key": "sk-keep-this-0123456789"}}
@@ -82,6 +90,10 @@ for _provider, _cred in (
         },
     ),
     ("xai", {"type": "oauth", "refresh": "xai-old-refresh", "access": "xai-old-access", "expires": EXPIRED}),
+    (
+        "kimi-coding",
+        {"type": "oauth", "refresh": "kimi-old-refresh", "access": "kimi-old", "expires": EXPIRED},
+    ),
 ):
     SCENARIOS.append(
         {
@@ -164,17 +176,37 @@ def normalize_auth_json(text: str | None) -> str | None:
     """auth.json with every ``expires`` number replaced (they depend on the clock)."""
     if text is None:
         return None
-    return re.sub(r'"expires": \d+(\.\d+)?', '"expires": "<n>"', text)
+    # integers only: a float where Pi writes an integer stays visible
+    return re.sub(r'"expires": \d+(?![\d.])', '"expires": "<n>"', text)
 
 
-def minutes(ms: float) -> int:
-    """A token lifetime in whole minutes (the golden's precision for clock-dependent values)."""
-    return round(ms / 60000)
+def lifetime(expires_ms: float, now_ms: float) -> int | str:
+    """A credential's ``expires`` as whole minutes from ``now_ms`` (the golden's precision for a
+    clock-dependent value); OpenRouter's never-expiring ``Number.MAX_SAFE_INTEGER`` as itself."""
+    if expires_ms == 9007199254740991:
+        return "MAX_SAFE_INTEGER"
+    return round((expires_ms - now_ms) / 60000)
+
+
+UUID = "00000000-1111-4222-8333-444444444444"  # crypto.randomUUID() on both sides
+
+
+def free_port(value: Any) -> Any:
+    """``value`` with a free local port (OpenRouter's callback) replaced by ``<port>``."""
+    if isinstance(value, str):
+        return re.sub(r"127\.0\.0\.1(:|%3A)\d+", r"127.0.0.1\1<port>", value)
+    if isinstance(value, dict):
+        return {k: free_port(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [free_port(v) for v in value]
+    return value
 
 
 def event_comparable(event: dict[str, Any]) -> dict[str, Any]:
-    """An event as compared: an ``auth_url``'s query parsed (its order kept)."""
+    """An event as compared: an ``auth_url``'s query split off (its order kept), a free port
+    replaced."""
     if event.get("type") == "auth_url":
         parts = urllib.parse.urlsplit(event["url"])
-        return {**event, "url": f"{parts.scheme}://{parts.netloc}{parts.path}", "query": parts.query}
-    return event
+        event = {**event, "url": f"{parts.scheme}://{parts.netloc}{parts.path}", "query": parts.query}
+    out: dict[str, Any] = free_port(event)
+    return out

@@ -19,6 +19,7 @@ import pytest
 
 import pi_nb.auth.oauth.common as common
 import pi_nb.auth.oauth.openai_codex as codex
+import pi_nb.auth.oauth.openrouter as openrouter
 from pi_nb.auth import AuthFileError, AuthStorage, LoginCancelled, login, resolve_provider_auth
 from pi_nb.auth.http import redirect_to
 from pi_nb.auth.testing import FakeOAuthServer, act_as_browser
@@ -35,6 +36,7 @@ def _fake_random(n: int) -> bytes:
 def run_pi_nb(scenario: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setattr(common, "random_bytes", _fake_random)
     monkeypatch.setattr(codex, "random_bytes", _fake_random)
+    monkeypatch.setattr(openrouter, "random_uuid", lambda: auth_cases.UUID)
     monkeypatch.setenv("OTHER_KEY", "other-key-0123456789")
     path = tmp_path / "agent" / "auth.json"
     storage = AuthStorage(str(path))
@@ -55,7 +57,9 @@ def run_pi_nb(scenario: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monk
                     if p["type"] == "manual_code":
                         if paste:
                             url = next(e for e in out["events"] if e["type"] == "auth_url")["url"]
-                            state = dict(x.split("=", 1) for x in url.split("?", 1)[1].split("&"))["state"]
+                            state = dict(x.split("=", 1) for x in url.split("?", 1)[1].split("&")).get(
+                                "state", ""
+                            )
                             return str(paste).replace("<state>", state)
                         p["signal"].wait(30)
                         raise LoginCancelled("aborted")
@@ -63,14 +67,18 @@ def run_pi_nb(scenario: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monk
 
                 cred = login(scenario["provider"], notify=notify, prompt=prompt, storage=storage)
                 data = cred.to_json()
-                data["expires"] = auth_cases.minutes(data["expires"] - time.time() * 1000)
+                data["expires"] = auth_cases.lifetime(data["expires"], time.time() * 1000)
                 out["credential"] = data
             elif scenario["kind"] == "refresh":
                 path.parent.mkdir(parents=True)
                 path.write_text(json.dumps(scenario["credentials"], indent=2))
                 got = resolve_provider_auth(scenario["provider"], storage=storage)
                 assert got is not None
-                out["resolved"] = {"apiKey": got.api_key, "baseUrl": got.base_url}
+                out["resolved"] = {
+                    "apiKey": got.api_key,
+                    "baseUrl": got.base_url,
+                    "headers": dict(got.headers) or None,
+                }
             elif scenario["kind"] == "write":
                 for op, provider, *rest in scenario["ops"]:
                     if op == "set":
@@ -94,6 +102,7 @@ def run_pi_nb(scenario: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monk
         requests = [auth_cases.comparable(q) for q in server.requests]
     out["requests"] = requests
     out["events"] = [auth_cases.event_comparable(e) for e in out["events"]]
+    out["prompts"] = auth_cases.free_port(out["prompts"])
     out["authJson"] = auth_cases.normalize_auth_json(path.read_text() if path.exists() else None)
     return out
 
@@ -110,7 +119,7 @@ def test_scenario_equals_pi(name: str, tmp_path: Path, monkeypatch: pytest.Monke
     if want["credential"] is not None:
         assert got["credential"] == want["credential"]
     if scenario["kind"] == "refresh":
-        assert got["resolved"] == {k: want["resolved"][k] for k in ("apiKey", "baseUrl")}
+        assert got["resolved"] == {k: want["resolved"][k] for k in ("apiKey", "baseUrl", "headers")}
     if scenario["kind"] == "write":
         assert got["mode"] == want["mode"] == "600"
     if scenario["kind"] == "read":

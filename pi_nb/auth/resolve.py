@@ -42,8 +42,8 @@ OAUTH_PROVIDERS: dict[str, str] = {
     "anthropic": "Anthropic (Claude Pro/Max)",
     "openai-codex": "OpenAI (ChatGPT Plus/Pro)",
     "github-copilot": "GitHub Copilot",
-    "openrouter": "OpenRouter",
-    "kimi-coding": "Kimi for Coding",
+    "openrouter": "OpenRouter OAuth",
+    "kimi-coding": "Kimi Code (subscription)",
     "xai": "xAI (Grok/X subscription)",
     "radius": "Radius",
 }
@@ -53,6 +53,8 @@ _FLOW_MODULES = {
     "openai-codex": "pi_nb.auth.oauth.openai_codex",
     "github-copilot": "pi_nb.auth.oauth.github_copilot",
     "xai": "pi_nb.auth.oauth.xai",
+    "kimi-coding": "pi_nb.auth.oauth.kimi_coding",
+    "openrouter": "pi_nb.auth.oauth.openrouter",
 }
 
 
@@ -107,8 +109,6 @@ def _oauth_auth(provider: str, credential: Credential) -> ResolvedAuth:
     derived: dict[str, Any] = (
         flow.to_auth(credential) if flow is not None else {"apiKey": credential["access"]}
     )
-    if provider == "kimi-coding" and flow is None:
-        derived = {"headers": {"Authorization": f"Bearer {credential['access']}"}}
     return ResolvedAuth(
         api_key=derived.get("apiKey"),
         base_url=derived.get("baseUrl"),

@@ -1,6 +1,6 @@
 """A test aid: a local HTTP server that answers the sign-in endpoints of GitHub (device code,
 access token, ``copilot_internal`` token, Copilot's model list and policies), Anthropic and
-OpenAI (token exchange and refresh, Codex's device codes) and xAI, as their documentation
+OpenAI (token exchange and refresh, Codex's device codes), xAI, Kimi Code and OpenRouter, as their documentation
 describes them, approving every device code after ``pending_polls`` polls. It records each
 request (method, original URL, headers, body).
 
@@ -46,11 +46,11 @@ def fake_jwt(account_id: str = "acct-fake-0001", exp: int = 4102444800) -> str:
 
 def act_as_browser(auth_url: str, code: str = "fake-auth-code") -> int:
     """Do what the browser does after the user approves: follow the authorize URL's
-    ``redirect_uri`` with ``code`` and its ``state``; the callback's HTTP status."""
+    ``redirect_uri`` (OpenRouter: ``callback_url``) with ``code`` and its ``state``; the
+    callback's HTTP status."""
     query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(auth_url).query))
-    target = (
-        f"{query['redirect_uri']}?{urllib.parse.urlencode({'code': code, 'state': query.get('state', '')})}"
-    )
+    back = {"code": code, **({"state": query["state"]} if "state" in query else {})}
+    target = f"{query.get('redirect_uri') or query['callback_url']}?{urllib.parse.urlencode(back)}"
     target = target.replace("//localhost:", "//127.0.0.1:")
     try:
         with urllib.request.urlopen(target, timeout=10) as r:
@@ -218,4 +218,28 @@ class FakeOAuthServer:
                     "refresh_token": f"xai-fake-refresh-{k:04d}",
                     "expires_in": 3600,
                 }
+        if host == "auth.kimi.com":
+            if path == "/api/oauth/device_authorization":
+                return 200, {
+                    "device_code": "kdc-fake-0001",
+                    "user_code": USER_CODE,
+                    "verification_uri": "https://www.kimi.com/code/authorize_device",
+                    "verification_uri_complete": f"https://www.kimi.com/code/authorize_device?user_code={USER_CODE}",
+                    "interval": 1,
+                    "expires_in": 900,
+                }
+            if path == "/api/oauth/token":
+                if form.get("grant_type") != "refresh_token" and self._pending(
+                    "kimi:" + form.get("device_code", "")
+                ):
+                    return 400, {"error": "authorization_pending", "error_description": "waiting"}
+                k = n()
+                return 200, {
+                    "access_token": f"kimi-fake-access-{k:04d}",
+                    "refresh_token": f"kimi-fake-refresh-{k:04d}",
+                    "expires_in": 3600,
+                    "token_type": "Bearer",
+                }
+        if host == "openrouter.ai" and path == "/api/v1/auth/keys":
+            return 200, {"key": f"sk-or-v1-fakeKey{n():04d}", "user_id": "user-fake"}
         return 404, {"error": "not_found", "path": f"{host}{path}", "method": method}

@@ -18,6 +18,7 @@ const fill = (n) => Array.from({ length: n }, (_, i) => (i + n) % 256);
 crypto.randomBytes = (n) => Buffer.from(fill(n));
 syncBuiltinESMExports();
 const webcrypto = globalThis.crypto;
+webcrypto.randomUUID = () => "00000000-1111-4222-8333-444444444444";
 webcrypto.getRandomValues = (arr) => {
 	const bytes = fill(arr.length);
 	for (let i = 0; i < arr.length; i++) arr[i] = bytes[i];
@@ -38,12 +39,15 @@ const flows = {
 	"openai-codex": async () => (await import(`${piai}/auth/oauth/openai-codex.js`)).openaiCodexOAuth,
 	"github-copilot": async () => (await import(`${piai}/auth/oauth/github-copilot.js`)).githubCopilotOAuth,
 	xai: async () => (await import(`${piai}/auth/oauth/xai.js`)).xaiOAuth,
+	"kimi-coding": async () => (await import(`${piai}/auth/oauth/kimi-coding.js`)).kimiCodingOAuth,
+	openrouter: async () => (await import(`${piai}/auth/oauth/openrouter.js`)).openRouterOAuth,
 };
 const providers = {
 	anthropic: async () => (await import(`${piai}/providers/anthropic.js`)).anthropicProvider(),
 	"openai-codex": async () => (await import(`${piai}/providers/openai-codex.js`)).openaiCodexProvider(),
 	"github-copilot": async () => (await import(`${piai}/providers/github-copilot.js`)).githubCopilotProvider(),
 	xai: async () => (await import(`${piai}/providers/xai.js`)).xaiProvider(),
+	"kimi-coding": async () => (await import(`${piai}/providers/kimi-coding.js`)).kimiCodingProvider(),
 };
 
 const { AuthStorage, ReadOnlyAuthStorage } = await import(`${core}/auth-storage.js`);
@@ -53,9 +57,9 @@ const out = { events: [], prompts: [], credential: null, error: null };
 
 function browser(url) {
 	const q = new URL(url).searchParams;
-	const target = new URL(q.get("redirect_uri").replace("//localhost:", "//127.0.0.1:"));
+	const target = new URL((q.get("redirect_uri") ?? q.get("callback_url")).replace("//localhost:", "//127.0.0.1:"));
 	target.searchParams.set("code", "fake-auth-code");
-	target.searchParams.set("state", q.get("state") ?? "");
+	if (q.has("state")) target.searchParams.set("state", q.get("state"));
 	return realFetch(target.href).then((r) => r.text());
 }
 
@@ -76,7 +80,7 @@ try {
 				if (p.type === "manual_code") {
 					if (sc.paste) {
 						const auth = out.events.find((e) => e.type === "auth_url");
-						const state = new URL(auth.url).searchParams.get("state");
+						const state = new URL(auth.url).searchParams.get("state") ?? "";
 						return Promise.resolve(sc.paste.replace("<state>", state));
 					}
 					return new Promise((_, reject) => signal?.addEventListener("abort", () => reject(new Error("aborted"))));
@@ -85,7 +89,8 @@ try {
 			},
 		};
 		const credential = await flow.login(interaction);
-		out.credential = { ...credential, expires: credential.expires - Date.now() };
+		out.credential = { ...credential };
+		out.now = Date.now();
 		const storage = AuthStorage.create(authPath);
 		await storage.modify(sc.provider, async () => credential);
 	} else if (sc.kind === "refresh") {
@@ -95,7 +100,12 @@ try {
 		const { defaultProviderAuthContext } = await import(`${piai}/auth/context.js`);
 		const provider = await providers[sc.provider]();
 		const result = await resolveProviderAuth(provider, AuthStorage.create(authPath), defaultProviderAuthContext());
-		out.resolved = { apiKey: result?.auth?.apiKey ?? null, baseUrl: result?.auth?.baseUrl ?? null, source: result?.source ?? null };
+		out.resolved = {
+			apiKey: result?.auth?.apiKey ?? null,
+			baseUrl: result?.auth?.baseUrl ?? null,
+			headers: result?.auth?.headers ?? null,
+			source: result?.source ?? null,
+		};
 	} else if (sc.kind === "write") {
 		// Pi's storage writing a sequence of credentials (modify, delete) into a fresh auth.json
 		const storage = AuthStorage.create(authPath);

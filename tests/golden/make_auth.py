@@ -55,12 +55,12 @@ def run(scenario: dict) -> dict:
         out = json.loads(r.stdout)
         cred = out.get("credential")
         if cred is not None:
-            cred["expires"] = auth_cases.minutes(cred["expires"])
+            cred["expires"] = auth_cases.lifetime(cred["expires"], out["now"])
         return {
             "name": scenario["name"],
             "requests": [auth_cases.comparable(q) for q in server.requests],
             "events": [auth_cases.event_comparable(e) for e in out["events"]],
-            "prompts": out["prompts"],
+            "prompts": auth_cases.free_port(out["prompts"]),
             "credential": cred,
             "error": out["error"],
             "authJson": auth_cases.normalize_auth_json(out.get("authJson")),

@@ -260,6 +260,11 @@ class CallbackServer:
     def listening(self) -> bool:
         return self._server is not None
 
+    @property
+    def port(self) -> int:
+        """The port listened on (the one asked for, or the free one picked for port 0)."""
+        return int(self._server.server_address[1]) if self._server is not None else 0
+
     def settle(self, result: Any) -> None:
         if not self._done.is_set():
             self._result = result

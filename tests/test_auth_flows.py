@@ -129,3 +129,18 @@ def test_scenario_equals_pi(name: str, tmp_path: Path, monkeypatch: pytest.Monke
         ]
     else:
         assert got["authJson"] == want["authJson"]
+
+
+@pytest.mark.parametrize("name", [s["name"] for s in auth_cases.SCENARIOS if s["kind"] == "login"])
+def test_pi_nb_reads_the_auth_json_pi_wrote(name: str, tmp_path: Path) -> None:
+    """The auth.json Pi's storage wrote after each sign-in, read back by pi_nb: the credential Pi
+    stored (its ``expires`` put back as a number)."""
+    want = GOLDEN[name]
+    path = tmp_path / "auth.json"
+    path.write_text(want["authJson"].replace('"<n>"', "4102444800000"))
+    provider = next(s for s in auth_cases.SCENARIOS if s["name"] == name)["provider"]
+    got = AuthStorage(str(path)).read(provider)
+    assert got is not None and got.type == "oauth"
+    expected = {k: v for k, v in want["credential"].items() if k != "expires"}
+    assert {k: v for k, v in got.to_json().items() if k != "expires"} == expected
+    assert got.expires == 4102444800000 or want["credential"]["expires"] == "MAX_SAFE_INTEGER"

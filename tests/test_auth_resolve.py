@@ -258,13 +258,10 @@ def test_an_openai_codex_sign_in_resolves_to_its_access_token(agent: Path) -> No
     assert model.resolve_api_key("explicit-key-0123") == "explicit-key-0123"
 
 
-def test_a_broken_auth_json_is_an_error_event_not_a_crash(
-    agent: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_broken_auth_json_is_an_error_event_not_a_crash(agent: Path) -> None:
     from pi_nb.providers.base import Context, StreamOptions
     from pi_nb.providers.registry import get_model
 
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-0123456789")
     (agent / "auth.json").write_text("{broken")
     for spec in (
         "openai/gpt-4.1",
@@ -284,5 +281,30 @@ def test_a_broken_auth_json_is_an_error_event_not_a_crash(
                     return event
             return None
 
-        event = asyncio.run(run())
-        assert event["type"] == "error" and "not valid JSON" in event["error"]["errorMessage"], spec
+        with (
+            pytest.warns(RuntimeWarning, match="not valid JSON") if spec.startswith("openai") else _nothing()
+        ):
+            event = asyncio.run(run())
+        assert event["type"] == "error", spec
+        if not spec.startswith("anthropic"):  # anthropic: its own environment chain says "No API key"
+            assert "not valid JSON" in event["error"]["errorMessage"], spec
+    assert (agent / "auth.json").read_text() == "{broken"
+
+
+def test_an_unreadable_auth_json_leaves_the_environment_working_as_in_pi(
+    agent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (agent / "auth.json").mkdir()  # a directory: Pi's storage passes over it too
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-0123456789")
+    with pytest.warns(RuntimeWarning, match="is a directory, not a regular file"):
+        got = resolve_provider_auth("openai", env_vars=["OPENAI_API_KEY"])
+    assert got is not None and got.api_key == "sk-env-0123456789"
+    assert credential_source("openai") == "auth.json: unreadable"
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None

@@ -23,10 +23,11 @@ from pi_nb.auth.resolve import (
     credential_source,
     resolve_provider_auth,
 )
-from pi_nb.auth.storage import AuthFileError, AuthStorage, Credential, auth_path
+from pi_nb.auth.storage import AuthEntryError, AuthFileError, AuthStorage, Credential, auth_path
 
 __all__ = [
     "OAUTH_PROVIDERS",
+    "AuthEntryError",
     "AuthError",
     "AuthFileError",
     "AuthStorage",

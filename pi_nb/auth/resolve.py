@@ -7,7 +7,9 @@
    when it has less than five minutes left (under the file lock, re-checked there so two
    processes never both refresh, the rotated credential written back in Pi's format); an OAuth
    entry for a provider that has no sign-in, or whose refresh failed, resolves to nothing (no
-   silent fall-back to the environment);
+   silent fall-back to the environment); an ``auth.json`` that cannot be read at all is passed
+   over with a warning, as Pi's storage passes over it (its problem is the error when the
+   environment has no key either);
 3. the environment (the provider's key variables).
 
 :func:`credential_source` says where that is, without resolving commands, refreshing or showing
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from pi_nb.auth.storage import AuthFileError, AuthStorage, Credential
+from pi_nb.auth.storage import AuthEntryError, AuthFileError, AuthStorage, Credential
 
 __all__ = [
     "DEFAULT_OAUTH_MINIMUM_VALIDITY_MS",
@@ -174,8 +176,16 @@ def resolve_provider_auth(
     store = storage or AuthStorage()
     try:
         stored = store.read(provider)
-    except AuthFileError as exc:
+    except AuthEntryError as exc:
         raise AuthError(f"Credential store read failed for {provider}: {exc}") from None
+    except AuthFileError as exc:
+        # Pi's storage keeps going without an unreadable file (the environment still counts):
+        # so does pi_nb, with a warning, and the file's problem is the error when nothing else is set
+        found = _from_env(env_vars, env) if ambient else None
+        _warn_once(str(exc))
+        if found is None and ambient:
+            raise AuthError(f"No credential for {provider}: {exc}") from None
+        return found
     if stored is not None:
         if stored.type == "oauth":
             if provider not in OAUTH_PROVIDERS:
@@ -201,6 +211,17 @@ def resolve_provider_auth(
         found = _from_env(env_vars, {**(env or {}), **cred_env}) if ambient else None
         return found
     return _from_env(env_vars, env) if ambient else None
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        import warnings
+
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
 def _expiry_text(ms: float) -> str:

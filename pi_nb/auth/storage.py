@@ -40,6 +40,7 @@ from pi_nb._fs import FileTooLargeError, SpecialFileError, read_regular
 
 __all__ = [
     "LOCK_STALE_SECONDS",
+    "AuthEntryError",
     "AuthFileError",
     "AuthStorage",
     "Credential",
@@ -55,6 +56,10 @@ _SECRET_FIELDS = ("key", "access", "refresh", "token", "apiKey", "accessToken", 
 
 class AuthFileError(RuntimeError):
     """``auth.json`` cannot be read or written (not JSON, wrong types, not a regular file, lock)."""
+
+
+class AuthEntryError(AuthFileError):
+    """One provider's entry in ``auth.json`` is not a credential (the rest of the file is fine)."""
 
 
 def auth_path(agent_dir: str | None = None) -> str:
@@ -288,7 +293,7 @@ class AuthStorage:
             return None
         problem = validate_credential(provider, value)
         if problem is not None:
-            raise AuthFileError(f"{self.path}: {problem}")
+            raise AuthEntryError(f"{self.path}: {problem}")
         return Credential(value)
 
     def read(self, provider: str) -> Credential | None:

@@ -6,8 +6,10 @@ The request is pi-ai's ``streamSimple`` -> ``stream`` -> ``buildParams``, sent t
 Anthropic JS SDK's beta client sends it:
 
 * ``POST {baseUrl}/v1/messages?beta=true`` with ``x-api-key`` (an API key), or ``Authorization:
-  Bearer`` for ``$ANTHROPIC_AUTH_TOKEN`` and for Claude subscription tokens (``sk-ant-oat``, which
-  also get Claude Code's identity: its system line, user agent and tool names); the headers
+  Bearer`` for ``$ANTHROPIC_AUTH_TOKEN`` and for Claude subscription tokens (``sk-ant-oat``, from
+  ``$ANTHROPIC_OAUTH_TOKEN`` or a sign-in in the agent dir's ``auth.json``, which also get Claude
+  Code's identity: its system line, user agent and tool names); GitHub Copilot's token as
+  ``Authorization: Bearer`` with Copilot's per-request headers; the headers
   ``anthropic-version``, ``anthropic-dangerous-direct-browser-access``, Pi's user agent, the
   catalog's ``headers``, ``x-session-affinity`` where the catalog says so, the attribution headers
   of Pi's agent, and ``anthropic-beta`` (fine-grained tool streaming, interleaved thinking,
@@ -39,6 +41,7 @@ it in an error has it redacted).
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import json
 import os
@@ -1129,7 +1132,8 @@ class AnthropicModel(RemoteModel):
         opts = options or StreamOptions()
         try:
             # the credential first: its base URL (GitHub Copilot's) is the request model's
-            api_key, auth_headers = self._auth()
+            # a refresh is a blocking request: off the event loop
+            api_key, auth_headers = await asyncio.to_thread(self._auth)
             auth_error: str | None = None
         except Exception as error:
             api_key, auth_headers, auth_error = None, {}, str(error)

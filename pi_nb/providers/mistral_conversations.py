@@ -24,13 +24,15 @@ server-sent events.
   that is not JSON fails with V8's ``JSON.parse`` text, as pi-ai's ``JSON.parse`` throws it.
   No retries (pi-ai retries none for this API).
 
-The request goes out over plain ``httpx`` (``pip install 'pi_nb[mistral]'``). The key comes from
-``$MISTRAL_API_KEY`` (or ``api_key_env``); it is never stored (a server that echoes it in an error
+The request goes out over plain ``httpx`` (``pip install 'pi_nb[mistral]'``). The key comes from the
+agent dir's ``auth.json`` or ``$MISTRAL_API_KEY`` (or ``api_key_env``; ``RemoteModel.resolve_auth``);
+it is never stored (a server that echoes it in an error
 has it redacted).
 """
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import contextlib
 import re
@@ -497,7 +499,7 @@ class MistralConversationsModel(RemoteModel):
 
         api_key: str | None = None
         try:
-            api_key = self.resolve_api_key()
+            api_key = await asyncio.to_thread(self.resolve_api_key)  # a refresh blocks
         except Exception as error:
             yield fail(error)
             return

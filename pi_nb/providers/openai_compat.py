@@ -36,6 +36,7 @@ stored in a message, a session or an output (a server that echoes it in an error
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
@@ -1151,7 +1152,7 @@ class OpenAICompatModel(RemoteModel):
         env_key: str | None = None
         try:
             # the credential first: its base URL (GitHub Copilot's) is the request model's
-            auth = self.resolve_auth()
+            auth = await asyncio.to_thread(self.resolve_auth)  # a refresh blocks: off the loop
             env_key = auth.api_key if auth is not None else None
             model, compat, params, grammar_inputs = self._prepare(context, opts)
             state.grammar_inputs = grammar_inputs

@@ -35,6 +35,7 @@ it in an error has it redacted).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -728,7 +729,7 @@ class OpenAIResponsesProvider(RemoteModel):
         opts = options or StreamOptions()
         try:
             # the credential first: its base URL (GitHub Copilot's) is the request model's
-            self.resolve_auth()
+            await asyncio.to_thread(self.resolve_auth)  # a refresh blocks: off the loop
             auth_error: Exception | None = None
         except Exception as error:
             auth_error = error

@@ -151,6 +151,15 @@ READ_FILES = [
     '{"openai": {"type": "api_key"}}',
 ]
 SCENARIOS.append({"name": "read", "kind": "read", "provider": "anthropic", "files": READ_FILES})
+#: every printable ASCII character, controls, non-ASCII and astral text, through both encodings
+FORM_VALUES = [
+    "".join(chr(c) for c in range(32, 127)),
+    "tab\tnew\nline\r\x00\x1f\x7f",
+    "é ü ß 中文 😀 \u2028 \ufeff",
+    "urn:ietf:params:oauth:grant-type:device_code",
+    "org:create_api_key user:profile",
+]
+SCENARIOS.append({"name": "form", "kind": "form", "values": FORM_VALUES})
 
 
 def comparable(request: dict[str, Any]) -> dict[str, Any]:

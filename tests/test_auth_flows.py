@@ -86,6 +86,11 @@ def run_pi_nb(scenario: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monk
                     else:
                         storage.delete(provider)
                 out["mode"] = oct(stat.S_IMODE(os.stat(path).st_mode))[2:]
+            elif scenario["kind"] == "form":
+                from pi_nb.auth.http import form, json_body
+
+                out["forms"] = [form({"k": v}) for v in scenario["values"]]
+                out["jsons"] = [json_body({"k": v}) for v in scenario["values"]]
             elif scenario["kind"] == "read":
                 path.parent.mkdir(parents=True)
                 reads = []
@@ -120,6 +125,8 @@ def test_scenario_equals_pi(name: str, tmp_path: Path, monkeypatch: pytest.Monke
         assert got["credential"] == want["credential"]
     if scenario["kind"] == "refresh":
         assert got["resolved"] == {k: want["resolved"][k] for k in ("apiKey", "baseUrl", "headers")}
+    if scenario["kind"] == "form":
+        assert (got["forms"], got["jsons"]) == (want["forms"], want["jsons"])
     if scenario["kind"] == "write":
         assert got["mode"] == want["mode"] == "600"
     if scenario["kind"] == "read":

@@ -27,12 +27,13 @@ _redirect: list[str] = []
 
 @dataclass(frozen=True)
 class HttpResponse:
-    """A finished response: status, reason, headers (lower-case names), body text."""
+    """A finished response: status, reason, headers (lower-case names), body text (a token
+    endpoint's body holds tokens: left out of the ``repr``)."""
 
     status: int
     reason: str
-    text: str
-    headers: Mapping[str, str] = field(default_factory=dict)
+    text: str = field(repr=False)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:

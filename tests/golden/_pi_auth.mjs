@@ -114,6 +114,10 @@ try {
 			else await storage.delete(provider);
 		}
 		out.mode = (statSync(authPath).mode & 0o777).toString(8);
+	} else if (sc.kind === "form") {
+		// URLSearchParams and JSON.stringify, the two body encodings of the flows
+		out.forms = sc.values.map((v) => new URLSearchParams({ k: v }).toString());
+		out.jsons = sc.values.map((v) => JSON.stringify({ k: v }));
 	} else if (sc.kind === "read") {
 		// Pi's read-only storage on each file: the credential, or the error it gives
 		out.reads = [];

@@ -67,6 +67,8 @@ def run(scenario: dict) -> dict:
             "resolved": out.get("resolved"),
             "reads": out.get("reads"),
             "mode": out.get("mode"),
+            "forms": out.get("forms"),
+            "jsons": out.get("jsons"),
         }
 
 

@@ -160,6 +160,7 @@ FORM_VALUES = [
     "org:create_api_key user:profile",
 ]
 SCENARIOS.append({"name": "form", "kind": "form", "values": FORM_VALUES})
+SCENARIOS.append({"name": "lock", "kind": "lock"})
 
 
 def comparable(request: dict[str, Any]) -> dict[str, Any]:

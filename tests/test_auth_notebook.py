@@ -83,3 +83,16 @@ def test_errors_are_shown_not_raised(agent: Path) -> None:
     with pytest.raises(ValueError, match="not 'openai'"):
         login_command("openai")
     assert isinstance(LoginView("x").to_text(), str)
+
+
+def test_a_sign_in_can_be_cancelled_and_saves_nothing(agent: Path) -> None:
+    with FakeOAuthServer(pending_polls=1000) as server, redirect_to(server.url):
+        view = login_command("github-copilot")
+        for _ in range(100):
+            if view.events:
+                break
+            view._done.wait(0.05)
+        view.cancel()
+        assert view.wait(10) == "cancelled"
+    assert "Login cancelled" in view.to_html()
+    assert not (agent / "auth.json").exists()

@@ -10,6 +10,7 @@ import html
 import http.server
 import math
 import os
+import re
 import threading
 import time
 import urllib.parse
@@ -171,9 +172,9 @@ def parse_authorization_input(value: str) -> tuple[str | None, str | None]:
     value = value.strip()
     if not value:
         return None, None
-    parts = urllib.parse.urlsplit(value)
-    if parts.scheme and (parts.netloc or parts.scheme in ("http", "https")) and "://" in value:
-        query = urllib.parse.parse_qs(parts.query, keep_blank_values=True)
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.\-]*:", value):
+        # what `new URL(value)` accepts: any scheme (``localhost:1455/...`` too); the query's values
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(value).query, keep_blank_values=True)
         return (query.get("code", [None])[0], query.get("state", [None])[0])
     if "#" in value:
         code, _, state = value.partition("#")

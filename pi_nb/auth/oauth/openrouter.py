@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.parse
 import uuid
 from collections.abc import Mapping
@@ -80,7 +81,7 @@ def _parse_input(value: str) -> str | None:
     value = value.strip()
     if not value:
         return None
-    if "://" in value:
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.\-]*:", value):  # what `new URL(value)` accepts
         return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(value).query)).get("code")
     if "code=" in value:
         return dict(urllib.parse.parse_qsl(value)).get("code")

@@ -308,3 +308,13 @@ class _nothing:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def test_available_model_ids_of_a_copilot_sign_in(agent: Path) -> None:
+    from pi_nb.auth import available_model_ids
+
+    assert available_model_ids("github-copilot") is None
+    cred = {"type": "oauth", "access": "a", "refresh": "r", "expires": 5, "availableModelIds": ["gpt-5.4"]}
+    _write(agent, {"github-copilot": cred, "xai": {**cred, "availableModelIds": [1]}})
+    assert available_model_ids("github-copilot") == ["gpt-5.4"]
+    assert available_model_ids("xai") is None

@@ -20,6 +20,7 @@ from pi_nb.auth.resolve import (
     OAUTH_PROVIDERS,
     AuthError,
     ResolvedAuth,
+    available_model_ids,
     credential_source,
     resolve_provider_auth,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "LoginError",
     "ResolvedAuth",
     "auth_path",
+    "available_model_ids",
     "credential_source",
     "login",
     "login_providers",

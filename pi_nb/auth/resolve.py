@@ -32,6 +32,7 @@ __all__ = [
     "OAUTH_PROVIDERS",
     "AuthError",
     "ResolvedAuth",
+    "available_model_ids",
     "credential_source",
     "oauth_flow",
     "resolve_provider_auth",
@@ -257,3 +258,17 @@ def credential_source(
         if _env(name):
             return f"environment: {name}"
     return None
+
+
+def available_model_ids(provider: str, *, storage: AuthStorage | None = None) -> list[str] | None:
+    """The model ids a provider's OAuth sign-in says the account may use (GitHub Copilot stores
+    them as ``availableModelIds``), or ``None`` when the sign-in does not say: pi-ai then lists
+    the provider's catalog models filtered to these (its ``filterModels``)."""
+    try:
+        stored = (storage or AuthStorage()).read_raw(provider)
+    except AuthFileError:
+        return None
+    ids = stored.get("availableModelIds") if stored is not None and stored.type == "oauth" else None
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        return None
+    return list(ids)

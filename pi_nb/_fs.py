@@ -31,6 +31,8 @@ __all__ = [
     "open_regular",
     "open_regular_for_write",
     "read_regular",
+    "read_text_js",
+    "strip_bom",
 ]
 
 _KINDS = (
@@ -216,3 +218,19 @@ def lines_upto(f: BinaryIO, limit: int) -> Iterator[bytes]:
             return
         remaining -= len(line)
         yield line
+
+
+def strip_bom(content: str) -> str:
+    """Pi's ``stripBom``: drop one leading U+FEFF from decoded text."""
+    return content[1:] if content.startswith("\ufeff") else content
+
+
+def read_text_js(path: str) -> str:
+    """``readFileSync(path, "utf-8")``: UTF-8 with invalid bytes replaced by U+FFFD, BOM kept.
+
+    Raises :class:`OSError` like Node raises its fs errors. Unlike Node, a path that is not a
+    regular file (a FIFO would hang, ``/dev/zero`` never ends) raises :class:`SpecialFileError`,
+    and a file of more than :data:`MAX_RESOURCE_BYTES` raises :class:`FileTooLargeError`, both
+    :class:`OSError` naming the file (:func:`read_regular`).
+    """
+    return read_regular(path, MAX_RESOURCE_BYTES).decode("utf-8", errors="replace")

@@ -29,9 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from pi_nb._js import js_round, js_stringify, js_to_fixed
+from pi_nb._wire import wire_dict
+from pi_nb.compaction.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from pi_nb.errors import NotebookError
 from pi_nb.messages import AgentMessage, Usage
 from pi_nb.session.context import session_entry_to_context_messages
@@ -76,9 +78,9 @@ __all__ = [
     "message_category",
 ]
 
-PI_DEFAULT_RESERVE_TOKENS = 16384
-"""Pi's ``DEFAULT_COMPACTION_SETTINGS.reserveTokens``."""
-PI_DEFAULT_KEEP_RECENT_TOKENS = 20000
+PI_DEFAULT_RESERVE_TOKENS = DEFAULT_RESERVE_TOKENS
+"""Pi's ``DEFAULT_COMPACTION_SETTINGS.reserveTokens`` (:data:`pi_nb.compaction.settings.DEFAULT_RESERVE_TOKENS`)."""
+PI_DEFAULT_KEEP_RECENT_TOKENS = DEFAULT_KEEP_RECENT_TOKENS
 """Pi's ``DEFAULT_COMPACTION_SETTINGS.keepRecentTokens``."""
 
 SYSTEM_PROMPT = "system prompt"
@@ -164,7 +166,7 @@ class ContextUsage:
     percent: float | None
 
     def to_dict(self) -> ContextUsageDict:
-        return {"tokens": self.tokens, "contextWindow": self.context_window, "percent": self.percent}
+        return cast(ContextUsageDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 def has_usage_after_latest_compaction(branch_entries: Sequence[SessionEntry]) -> bool:
@@ -295,13 +297,7 @@ class BudgetCategory:
     count: int = 0
 
     def to_dict(self) -> BudgetCategoryDict:
-        return {
-            "name": self.name,
-            "tokens": self.tokens,
-            "kind": self.kind,
-            "known": self.known,
-            "count": self.count,
-        }
+        return cast(BudgetCategoryDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 class KeepRecentWindowDict(TypedDict):
@@ -337,14 +333,7 @@ class KeepRecentWindow:
     includes_previous_summary: bool = False
 
     def to_dict(self) -> KeepRecentWindowDict:
-        return {
-            "startIndex": self.start_index,
-            "messageCount": self.message_count,
-            "estimateTokens": self.estimate_tokens,
-            "tokens": self.tokens,
-            "reached": self.reached,
-            "includesPreviousSummary": self.includes_previous_summary,
-        }
+        return cast(KeepRecentWindowDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 class TokenBudgetDict(TypedDict):

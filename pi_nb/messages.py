@@ -23,9 +23,9 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
-from pi_nb._js import UNDEFINED, js_number_to_string
+from pi_nb._js import UNDEFINED, js_key_order, js_number_to_string, js_stringify
 from pi_nb._js import js_truthy as _truthy
-from pi_nb.errors import InvalidMessageError
+from pi_nb.errors import CompactionError, InvalidMessageError, InvalidValueError
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
@@ -33,6 +33,7 @@ __all__ = [
     "COMPACTION_SUMMARY_PREFIX",
     "COMPACTION_SUMMARY_SUFFIX",
     "IMAGE_BLOCKED_TEXT",
+    "THINKING_LEVELS",
     "AgentMessage",
     "AssistantContent",
     "AssistantMessage",
@@ -71,7 +72,22 @@ __all__ = [
     "create_branch_summary_message",
     "create_compaction_summary_message",
     "create_custom_message",
+    "format_tool_call_args",
+    "validate_thinking_level",
 ]
+
+
+#: Pi 0.85's thinking levels (``VALID_THINKING_LEVELS`` of pi-coding-agent, pi-ai's ``ThinkingLevel``
+#: plus ``off``), in order. The shared types live here so that settings (resources) and the providers
+#: both read them without importing each other.
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+
+
+def validate_thinking_level(level: object, what: str = "thinking level") -> str:
+    """``level`` if it is one of Pi's thinking levels, else :class:`~pi_nb.errors.InvalidValueError`."""
+    if not isinstance(level, str) or level not in THINKING_LEVELS:
+        raise InvalidValueError(f"{what} must be one of {', '.join(THINKING_LEVELS)}; got {level!r}")
+    return level
 
 # ---------------------------------------------------------------------------------------------
 # Constants (core/messages.ts). Note the asymmetry: the compaction suffix starts with a newline,
@@ -641,11 +657,14 @@ def js_date_ms(value: Any) -> int | float:
 # ---------------------------------------------------------------------------------------------
 
 
-def block_text(content: object, separator: str = "\n", *, kind: str = "text") -> str:
+def block_text(
+    content: object, separator: str = "\n", *, kind: str = "text", skip_non_string: bool = False
+) -> str:
     """The text of a message's content: a string as is, else its ``kind`` blocks joined by ``separator``.
 
     ``kind`` is ``"text"`` (the ``text`` of text blocks) or ``"thinking"`` (the ``thinking`` of
-    thinking blocks); blocks of other kinds, and blocks whose field is not a string, are skipped. Any
+    thinking blocks); blocks of other kinds are skipped. A ``kind`` block whose field is not a string
+    counts as ``""`` (it still takes a separator), or is left out with ``skip_non_string``. Any
     other content (``None``, a number) gives ``""``. The one implementation behind every place that
     shows or counts the words of a message (pi-ai's ``contentText`` is the ``"text"``/``"\\n"`` case).
     """
@@ -657,7 +676,10 @@ def block_text(content: object, separator: str = "\n", *, kind: str = "text") ->
     for block in content:
         if isinstance(block, Mapping) and block.get("type") == kind:
             value = block.get(kind)
-            parts.append(value if isinstance(value, str) else "")
+            if isinstance(value, str):
+                parts.append(value)
+            elif not skip_non_string:
+                parts.append("")
     return separator.join(parts)
 
 
@@ -821,3 +843,19 @@ def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> li
             converted = _block_images(converted)
         out.append(cast(Message, converted))
     return out
+
+
+def format_tool_call_args(args: object) -> str:
+    """A tool call's arguments as Pi's summaries write them: ``key=value`` pairs joined by ``, ``
+    (values as JSON), in JavaScript's ``Object.entries`` order. Shared by the compaction's
+    serialisation and the offline model's summaries."""
+    if isinstance(args, Mapping):
+        # Object.entries order: array-index keys ascending first (JSON.parse builds objects so too)
+        entries = js_key_order(dict(args))
+    elif isinstance(args, list):
+        entries = [(str(i), v) for i, v in enumerate(args)]
+    elif isinstance(args, str):
+        entries = [(str(i), ch) for i, ch in enumerate(args)]
+    else:
+        raise CompactionError(f"tool call arguments must be an object, got {args!r}")
+    return ", ".join(f"{k}={js_stringify(v)}" for k, v in entries)

@@ -46,6 +46,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from pi_nb._catalog_data import bundled_key_envs
+
 __all__ = [
     "EXTRA_KEY_ENVS",
     "MIN_SECRET_LENGTH",
@@ -94,9 +96,7 @@ def catalog_key_envs() -> frozenset[str]:
     global _catalog_envs
     if _catalog_envs is None:
         try:
-            from pi_nb.providers.catalog import list_providers, provider_api_key_env
-
-            names = frozenset(n for p in list_providers() for n in provider_api_key_env(p))
+            names = bundled_key_envs()
         except Exception:  # a broken catalog must not break redaction
             names = frozenset()
         _catalog_envs = names

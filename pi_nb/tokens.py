@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Final, TypedDict, cast
 
 from pi_nb._js import js_stringify, js_type_name
 from pi_nb._js import utf16_len as _utf16_len
+from pi_nb._wire import wire_dict
 from pi_nb.errors import InvalidMessageError, TokenizerError
 from pi_nb.messages import AgentMessage, Usage
 
@@ -270,10 +271,10 @@ def calculate_context_tokens(usage: Usage) -> int:
     ``NaN`` in Pi and raises :class:`~pi_nb.errors.InvalidMessageError` here; so does a count that
     is not a whole number.
     """
-    return _checked_context_tokens(usage)
+    return checked_context_tokens(usage)
 
 
-def _checked_context_tokens(usage: object) -> int:
+def checked_context_tokens(usage: object) -> int:
     """:func:`calculate_context_tokens` of a usage read from a file, not yet known to be one."""
     if not isinstance(usage, Mapping):
         raise InvalidMessageError(f"usage must be a mapping, got {_js_type(usage)}")
@@ -286,6 +287,8 @@ def _checked_context_tokens(usage: object) -> int:
             else "usage adds up to NaN"
         )
     return _as_token_count(value, "usage")
+
+
 
 
 def _assistant_usage(message: object) -> Mapping[str, object] | None:
@@ -355,12 +358,7 @@ class ContextTokenEstimate:
     last_usage_index: int | None
 
     def to_dict(self) -> ContextTokenEstimateDict:
-        return {
-            "tokens": self.tokens,
-            "usageTokens": self.usage_tokens,
-            "trailingTokens": self.trailing_tokens,
-            "lastUsageIndex": self.last_usage_index,
-        }
+        return cast(ContextTokenEstimateDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 def estimate_context_tokens(messages: Sequence[AgentMessage]) -> ContextTokenEstimate:
@@ -374,7 +372,7 @@ def estimate_context_tokens(messages: Sequence[AgentMessage]) -> ContextTokenEst
     for index in range(len(messages) - 1, -1, -1):
         usage = _assistant_usage(messages[index])
         if usage is not None:
-            usage_tokens = _checked_context_tokens(usage)
+            usage_tokens = checked_context_tokens(usage)
             trailing = sum(estimate_tokens(m) for m in messages[index + 1 :])
             return ContextTokenEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
     estimated = sum(estimate_tokens(m) for m in messages)

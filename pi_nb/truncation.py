@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 from typing import IO, Any, AnyStr, Literal, NotRequired, TypedDict, cast
 
 from pi_nb._js import js_number_to_string, js_to_fixed, js_utf8_encode, utf16_len
+from pi_nb._wire import wire_dict
 from pi_nb.errors import OutputAccumulatorError, TruncationError
 
 __all__ = [
@@ -109,19 +110,7 @@ class TruncationResult:
 
     def to_dict(self) -> TruncationResultDict:
         """Pi's JSON shape (camelCase keys, Pi's key order)."""
-        return {
-            "content": self.content,
-            "truncated": self.truncated,
-            "truncatedBy": self.truncated_by,
-            "totalLines": self.total_lines,
-            "totalBytes": self.total_bytes,
-            "outputLines": self.output_lines,
-            "outputBytes": self.output_bytes,
-            "lastLinePartial": self.last_line_partial,
-            "firstLineExceedsLimit": self.first_line_exceeds_limit,
-            "maxLines": self.max_lines,
-            "maxBytes": self.max_bytes,
-        }
+        return cast(TruncationResultDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
     @classmethod
     def from_dict(cls, data: Any) -> TruncationResult:

@@ -32,6 +32,18 @@ prompt, and a run that a tool ended (``terminate``) counts as going on. An assis
 run-ending one (Pi's ``agent.continue()`` after an overflow compaction) starts a run with no
 between-turns checkpoint before it, as in Pi.
 
+**Retries first.** A run that ends with a transient error (overload, rate limit, a dropped
+connection; never an overflow) which the recording follows with another answer was retried by Pi
+before any compaction check: the replay drops the error from the agent state, as Pi does, and
+records a ``"retried"`` decision instead of checking.
+
+**The model in force** is Pi's: the latest ``model_change`` entry or assistant message walked (the
+model Pi restores when a session is opened). An overflow error of another model does not count.
+The context window (``context_window``) is still looked up by the latest ``model_change``.
+
+**Pi versions.** ``rules`` picks the Pi version whose checkpoints apply (:data:`PI_RULE_CHANGES`):
+before 0.84.4 there is no between-turns checkpoint, before 0.23.3 no pre-prompt one.
+
 **Order instead of clocks.** Pi decides "this usage is older than the latest compaction" by
 comparing timestamps. The replay knows the order of everything it walked, so a message is stale
 when it was walked before the latest *simulated* compaction (the same answer, without depending
@@ -65,8 +77,9 @@ mean of the recorded summaries of the session, else 1,000; capped by Pi's output
 ``0.8 * reserveTokens``, plus ``0.5 * reserveTokens`` for a split turn's prefix) with Pi's section
 headings and the exact ``<read-files>``/``<modified-files>`` lists, or, with a ``model``, a real
 summary from :func:`pi_nb.compaction.compact` (:func:`areplay`; :func:`replay` runs it with
-``asyncio.run`` outside an event loop). Manual compactions of the recording cannot be told from
-automatic ones and are not replayed.
+``asyncio.run`` outside an event loop). A recorded compaction where Pi's rule, run on the recorded
+state with the replay's policy, asks for none is reported as ``"manual"`` (the user's
+``/compact``); manual compactions are not replayed.
 """
 
 from __future__ import annotations
@@ -78,10 +91,12 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, TypeGuard, cast
 
-from pi_nb.compaction.overflow import is_context_overflow, is_recoverable_length
+from pi_nb.compaction.decision import Checkpoint, CompactionDecision, ContextCount, ModelRef, decide
+from pi_nb.compaction.overflow import is_context_overflow
 from pi_nb.compaction.preparation import CompactionPreparation, prepare_compaction
+from pi_nb.compaction.retry import is_retryable_assistant_error
 from pi_nb.compaction.serialization import compute_file_lists, format_file_operations
-from pi_nb.compaction.settings import CompactionSettings, should_compact
+from pi_nb.compaction.settings import CompactionSettings
 from pi_nb.errors import InvalidSessionFileError, ReplayError
 from pi_nb.messages import AgentMessage, AssistantMessage, Usage
 from pi_nb.session.context import session_entry_to_context_messages
@@ -93,7 +108,7 @@ from pi_nb.session.types import (
     SessionEntry,
     SessionMessageEntry,
 )
-from pi_nb.tokens import _checked_context_tokens, calculate_context_tokens, estimate_tokens
+from pi_nb.tokens import calculate_context_tokens, checked_context_tokens, estimate_tokens
 
 if TYPE_CHECKING:
     from pi_nb.providers.base import Model
@@ -101,6 +116,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CHECKPOINTS",
     "DEFAULT_SUMMARY_TOKENS",
+    "PI_RULE_CHANGES",
+    "PiRules",
     "RecordedCompaction",
     "RecordedCompactionDict",
     "ReplayCompaction",
@@ -115,17 +132,69 @@ __all__ = [
     "SweepOutcome",
     "SweepOutcomeDict",
     "areplay",
+    "pi_rules",
     "placeholder_summary",
     "replay",
     "sweep",
 ]
 
-Checkpoint = Literal["after_run", "pre_prompt", "between_turns"]
 CHECKPOINTS: tuple[Checkpoint, ...] = ("after_run", "pre_prompt", "between_turns")
 """The three places Pi 0.85.0 checks for automatic compaction, in pi_nb's names."""
 
 DEFAULT_SUMMARY_TOKENS = 1000
 """Estimated tokens of a placeholder summary when the session has no recorded summary to go by."""
+
+PI_RULE_CHANGES: tuple[tuple[str, str, str], ...] = (
+    ("0.23.3", "2025-12-17", "the pre-prompt checkpoint (an aborted answer can trigger a compaction)"),
+    ("0.80.4", "2026-07-09", "custom messages count toward keepRecentTokens (before: message entries only)"),
+    ("0.84.4", "2026-08-28", "the between-turns checkpoint (compact after tool results, mid-run)"),
+    ("0.85.0", "2026-09-04", "the version pi_nb follows"),
+)
+"""The Pi releases that changed when or how automatic compaction runs: (version, release date, what)."""
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in version.split("."))
+    except ValueError:
+        raise ReplayError(f"rules must be a Pi version like '0.84.4' or 'auto', got {version!r}") from None
+
+
+@dataclass(frozen=True)
+class PiRules:
+    """The compaction rules of one Pi version, as far as they differ from 0.85.0's.
+
+    ``pre_prompt``: the check before a new prompt exists (since 0.23.3); ``between_turns``: the
+    check after a tool-result batch exists (since 0.84.4); ``custom_messages_kept``: custom
+    messages count toward ``keepRecentTokens`` (since 0.80.4; the replay's cut points always
+    count them, as 0.85.0 does).
+    """
+
+    version: str
+    pre_prompt: bool = True
+    between_turns: bool = True
+    custom_messages_kept: bool = True
+
+
+def pi_rules(version: str = "0.85.0", header: Mapping[str, Any] | None = None) -> PiRules:
+    """The rules of Pi ``version``; ``"auto"``: of the newest release on or before the day the
+    session ``header`` was written (0.85.0 without a header or a readable date)."""
+    if version == "auto":
+        day = header.get("timestamp") if header is not None else None
+        version = "0.85.0"
+        if isinstance(day, str) and len(day) >= 10:
+            released = [v for v, date, _ in PI_RULE_CHANGES if date <= day[:10]]
+            version = released[-1] if released else "0.23.2"
+    if not isinstance(version, str):
+        raise ReplayError(f"rules must be a Pi version like '0.84.4' or 'auto', got {version!r}")
+    key = _version_key(version)
+    return PiRules(
+        version=version,
+        pre_prompt=key >= (0, 23, 3),
+        between_turns=key >= (0, 84, 4),
+        custom_messages_kept=key >= (0, 80, 4),
+    )
+
 
 WindowSpec: TypeAlias = int | Mapping[str, int] | Callable[[ModelChangeEntry | None], int]
 """A context window: one number, a mapping ``"provider/modelId"`` (or ``"modelId"``, or ``"*"``)
@@ -156,6 +225,7 @@ _MESSAGE_ROLES_AFTER_TOOLS = frozenset({"user", "assistant", "custom", "bashExec
 
 
 Reason: TypeAlias = Literal["threshold", "overflow"]
+RecordedReason: TypeAlias = Literal["threshold", "overflow", "manual"]
 SummarySource: TypeAlias = Literal["recorded", "placeholder", "model"]
 TokensSource: TypeAlias = Literal["usage", "rebased_usage", "estimate"]
 
@@ -204,7 +274,7 @@ class RecordedCompactionDict(TypedDict):
 
     id: str
     checkpoint: Checkpoint
-    reason: Reason
+    reason: RecordedReason
     position: int
     afterEntryId: str | None
     firstKeptEntryId: str | None
@@ -322,7 +392,8 @@ class ReplayDecision:
     ``outcome``: ``"compacted"``, ``"below_threshold"``, ``"nothing_to_compact"`` (Pi skips
     silently), ``"stale"`` (the message or its usage anchor is older than the latest
     compaction), ``"aborted"`` (after a run), ``"recovery_failed"`` (a second overflow in a row),
-    ``"disabled"``, ``"no_window"`` (between turns with a window of 0).
+    ``"disabled"``, ``"no_window"`` (between turns with a window of 0), ``"retried"`` (after a
+    run: a transient error Pi retried before any check; the error left the agent state).
     ``position`` counts the recorded (non-compaction) entries walked before the checkpoint and
     ``path_length`` the simulated path's entries then (``result.entries[:path_length]`` is the
     branch Pi's rules looked at).
@@ -375,12 +446,15 @@ class RecordedCompaction:
     after a failed (overflow/length) response -> ``"after_run"`` with reason ``"overflow"``;
     after a final answer -> ``"pre_prompt"`` when other entries (a model change...) came between
     the answer and it or the answer was aborted, else ``"after_run"`` (timestamps cannot tell:
-    both are written right after the summary call). A manual compaction looks like one of these.
+    both are written right after the summary call). ``reason`` is ``"overflow"`` after a failed
+    response; otherwise Pi's decision is run on the recorded state there with the replay's policy:
+    ``"threshold"`` when it asks for a compaction, else ``"manual"`` (the user's ``/compact``: below
+    the threshold, or right after another compaction). Give the recorded policy to tell them apart.
     """
 
     id: str
     checkpoint: Checkpoint
-    reason: Reason
+    reason: RecordedReason
     position: int
     after_entry_id: str | None
     first_kept_entry_id: str | None
@@ -782,6 +856,7 @@ class _Policy:
     summary_tokens: int | None
     usage_mode: Literal["rebase", "recorded"]
     has_model: bool
+    rules: str = "0.85.0"
 
 
 def _window_for(spec: WindowSpec, model_change: ModelChangeEntry | None) -> int:
@@ -815,9 +890,12 @@ class _Walk:
     """One replay: walks the recorded path; :meth:`run` is a generator that yields a
     :class:`_SummaryRequest` when it needs a model's summary and is sent the summary text."""
 
-    def __init__(self, path: Sequence[SessionEntry], policy: _Policy) -> None:
+    def __init__(
+        self, path: Sequence[SessionEntry], policy: _Policy, header: Mapping[str, Any] | None = None
+    ) -> None:
         self.policy = policy
         self.settings = policy.settings
+        self.rules = pi_rules(policy.rules, header)
         self.recorded = [e for e in path if e.get("type") != "compaction"]
         # recorded compactions by the number of recorded (non-compaction) entries before them
         self.recorded_at: dict[int, list[CompactionEntry]] = {}
@@ -839,6 +917,9 @@ class _Walk:
         self.latest_compaction: int | None = None  # index in sim_path
         self.attempted = False  # Pi's _overflowRecoveryAttempted
         self.model_change: ModelChangeEntry | None = None
+        # Pi's model in force: the latest model_change or assistant message (provider, model id)
+        self.model_in_force: tuple[Any, Any] | None = None
+        self.rec_latest_compaction: int | None = None  # tag of the latest recorded compaction
         self.decisions: list[ReplayDecision] = []
         self.recorded_compactions: list[RecordedCompaction] = []
         self.steps: list[ReplayStep] = []
@@ -896,17 +977,21 @@ class _Walk:
             # 1. checkpoints that sit before entry g
             if g > 0 and self.last_run_assistant is not None:
                 idx, self.last_run_assistant = self.last_run_assistant, None
-                yield from self._check("after_run", g, idx, skip_aborted=True)
+                if self._retried(idx, entry):
+                    self._drop_retried(g, idx)
+                else:
+                    yield from self._check("after_run", g, idx)
             if entry is not None:
                 role = _role(entry)
                 messages = _entry_messages(entry)
                 if self.pending_between and messages and role != "toolResult":
                     self.pending_between = False
-                    yield from self._between_turns(g)
-                elif role == "user":
+                    if self.rules.between_turns:
+                        yield from self._between_turns(g)
+                elif role == "user" and self.rules.pre_prompt:
                     last = self.sim.last_assistant()
                     if last is not None:
-                        yield from self._check("pre_prompt", g, last, skip_aborted=False)
+                        yield from self._check("pre_prompt", g, last)
             # 2. the recorded compactions at this place
             for comp in self.recorded_at.get(g, ()):
                 self._apply_recorded(comp, g)
@@ -919,6 +1004,9 @@ class _Walk:
         role = _role(entry)
         if _is_model_change(entry):
             self.model_change = entry
+            self.model_in_force = (entry.get("provider"), entry.get("modelId"))
+        elif role == "assistant" and _is_message_entry(entry) and isinstance(entry.get("message"), Mapping):
+            self.model_in_force = (entry["message"].get("provider"), entry["message"].get("model"))
         messages = _entry_messages(entry)
         sim_entry: SessionEntry = entry
         usage_tokens: int | None = None
@@ -938,7 +1026,7 @@ class _Walk:
                     self.rebased.add(id(sim_message))
             sim_usage = messages[0].get("usage")
             if isinstance(sim_usage, Mapping) and sim_usage:
-                sim_usage_tokens = _checked_context_tokens(sim_usage)
+                sim_usage_tokens = checked_context_tokens(sim_usage)
         parent = self.sim_path[-1].get("id") if self.sim_path else None
         if sim_entry.get("parentId") != parent:
             sim_entry = _reparented(sim_entry, parent)
@@ -972,15 +1060,33 @@ class _Walk:
             self._step(g, str(entry.get("id")), str(messages[0].get("role")), usage_tokens, sim_usage_tokens)
 
     # -- recorded compactions ---------------------------------------------------------------------
+    def _recorded_reason(self, checkpoint: Checkpoint) -> RecordedReason:
+        """``"threshold"`` if Pi's rule asks for a compaction on the recorded state here (with the
+        replay's policy), else ``"manual"``: nothing automatic would have compacted here."""
+        state, latest, window = self.rec, self.rec_latest_compaction, self._window()
+
+        def estimate() -> ContextCount:
+            anchor = state.anchor()
+            stale = anchor is not None and latest is not None and state.tags[anchor] < latest
+            return ContextCount(
+                state.tokens(), stale and state.msgs[cast(int, anchor)].get("role") == "assistant"
+            )
+
+        if checkpoint == "between_turns":
+            decision = decide(checkpoint, None, self.settings, self._model_ref(None, window), estimate)
+        else:
+            index = state.last_assistant()
+            if index is None:
+                return "manual"
+            msg = cast(AssistantMessage, state.msgs[index])
+            stale = latest is not None and state.tags[index] < latest
+            model = self._model_ref(msg, window)
+            decision = decide(checkpoint, msg, self.settings, model, estimate, message_stale=stale)
+        return "threshold" if decision.compacts else "manual"
+
     def _apply_recorded(self, comp: CompactionEntry, g: int) -> None:
         tag = len(self.sim_path)
         key = id(comp)
-        self.rec_path.append(comp)
-        self.rec_tags.append(tag)
-        self.rec_keys.append(key)
-        items = _context_items(self.rec_path, self.rec_tags, self.rec_keys)
-        self.rec.reset(items)
-        tokens_after = self.rec.total
         prev_msg = next(
             (
                 e["message"]
@@ -1000,6 +1106,15 @@ class _Walk:
                 )
             )
         )
+        checkpoint = self._infer_checkpoint(comp, g, prev_msg, failed)
+        reason: RecordedReason = "overflow" if failed else self._recorded_reason(checkpoint)
+        self.rec_path.append(comp)
+        self.rec_tags.append(tag)
+        self.rec_keys.append(key)
+        self.rec_latest_compaction = tag
+        items = _context_items(self.rec_path, self.rec_tags, self.rec_keys)
+        self.rec.reset(items)
+        tokens_after = self.rec.total
         if failed:
             last = self.rec.msgs[-1] if self.rec.msgs else None
             if (
@@ -1015,8 +1130,8 @@ class _Walk:
         self.recorded_compactions.append(
             RecordedCompaction(
                 id=str(comp.get("id")),
-                checkpoint=self._infer_checkpoint(comp, g, prev_msg, failed),
-                reason="overflow" if failed else "threshold",
+                checkpoint=checkpoint,
+                reason=reason,
                 position=g,
                 after_entry_id=self._after_entry_id(g),
                 first_kept_entry_id=comp.get("firstKeptEntryId")
@@ -1077,91 +1192,97 @@ class _Walk:
         self.decisions.append(decision)
         return decision
 
+    def _model_ref(self, message: AgentMessage | None, window: int) -> ModelRef:
+        """The model in force, as Pi restores it: the latest ``model_change`` or assistant message
+        walked; before any, the message's own model (so an overflow is always this model's)."""
+        if self.model_in_force is not None:
+            provider, model_id = self.model_in_force
+            return ModelRef(provider, model_id, window, self.policy.max_tokens)
+        fields: Mapping[str, Any] = message or {}
+        return ModelRef(fields.get("provider"), fields.get("model"), window, self.policy.max_tokens)
+
+    def _retried(self, index: int, entry: SessionEntry | None) -> bool:
+        """Pi retried this run-ending answer before any compaction check: a transient error (not
+        an overflow) that the recording follows with another answer (``agent.continue()``)."""
+        msg = cast(AssistantMessage, self.sim.msgs[index])
+        if entry is None or _role(entry) != "assistant" or msg.get("stopReason") != "error":
+            return False
+        return is_retryable_assistant_error(msg) and not is_context_overflow(msg, self._window())
+
+    def _drop_retried(self, g: int, index: int) -> None:
+        """Pi's retry: the failed answer leaves the agent's state (the session keeps it)."""
+        self._path_length_at_check = len(self.sim_path)
+        window = self._window()
+        mid = str(self.sim_path[self.sim.tags[index]].get("id"))
+        self._decision("after_run", g, mid, window, None, None, None, "retried")
+        for state in (self.sim, self.rec):
+            if state.msgs and state.msgs[-1].get("role") == "assistant":
+                state.drop_last()
+        self._update_diverged()
+
     def _between_turns(self, g: int) -> Generator[_SummaryRequest, str, None]:
         self._path_length_at_check = len(self.sim_path)
-        window = self._window()
-        tokens = self.sim.tokens()
-        if not self.settings.enabled:
-            self._decision("between_turns", g, None, window, tokens, "estimate", None, "disabled")
-            return
-        if window <= 0:
-            self._decision("between_turns", g, None, window, tokens, "estimate", None, "no_window")
-            return
-        if should_compact(tokens, window, self.settings):
-            yield from self._compact("between_turns", g, None, window, tokens, "estimate", "threshold", False)
-        else:
-            self._decision("between_turns", g, None, window, tokens, "estimate", None, "below_threshold")
+        model = self._model_ref(None, self._window())
+        decision = decide(
+            "between_turns", None, self.settings, model, lambda: ContextCount(self.sim.tokens())
+        )
+        yield from self._carry_out(decision, g, None)
 
-    def _check(
-        self, checkpoint: Checkpoint, g: int, index: int, *, skip_aborted: bool
-    ) -> Generator[_SummaryRequest, str, None]:
-        """Pi's ``_checkCompaction(msg, skipAbortedCheck)`` on the state message at ``index``."""
+    def _check(self, checkpoint: Checkpoint, g: int, index: int) -> Generator[_SummaryRequest, str, None]:
+        """Pi's ``_checkCompaction`` on the state message at ``index`` (after a run, before a prompt)."""
         self._path_length_at_check = len(self.sim_path)
         window = self._window()
-        msg = self.sim.msgs[index]
+        msg = cast(AssistantMessage, self.sim.msgs[index])
         mid = str(self.sim_path[self.sim.tags[index]].get("id"))
-        if not self.settings.enabled:
-            self._decision(checkpoint, g, mid, window, None, None, None, "disabled")
-            return
-        if skip_aborted and msg.get("stopReason") == "aborted":
-            self._decision(checkpoint, g, mid, window, None, None, None, "aborted")
-            return
-        if self.latest_compaction is not None and self.sim.tags[index] < self.latest_compaction:
-            self._decision(checkpoint, g, mid, window, None, None, None, "stale")
-            return
-        model_change = self.model_change
-        same_model = model_change is None or (
-            msg.get("provider") == model_change.get("provider")
-            and msg.get("model") == model_change.get("modelId")
-        )
-        # both checks read the message tolerantly and answer False for anything but an assistant message
-        overflow = same_model and is_context_overflow(cast(AssistantMessage, msg), window)
-        recoverable = same_model and is_recoverable_length(
-            cast(AssistantMessage, msg), self.policy.max_tokens
-        )
-        usage_source: Literal["usage", "rebased_usage"] = (
-            "rebased_usage" if id(msg) in self.rebased else "usage"
-        )
+        latest = self.latest_compaction  # order instead of clocks (see the module docstring)
 
-        usage = msg.get("usage")
-        direct = _checked_context_tokens(usage) if isinstance(usage, Mapping) and usage else 0
-        if overflow or recoverable:
-            will_retry = msg.get("stopReason") != "stop"
-            if not will_retry:
-                yield from self._compact(checkpoint, g, mid, window, direct, usage_source, "overflow", False)
-                return
-            if self.attempted:
-                self._decision(
-                    checkpoint, g, mid, window, direct, usage_source, "overflow", "recovery_failed"
-                )
-                return
-            self.attempted = True
-            diverged = self.diverged
-            if self.sim.msgs and self.sim.msgs[-1].get("role") == "assistant":
-                self.sim.drop_last()  # Pi drops the failed response from the agent state first
-                self._update_diverged()
-            yield from self._compact(
-                checkpoint, g, mid, window, direct, usage_source, "overflow", True, diverged=diverged
-            )
-            return
-        source: TokensSource
-        if msg.get("stopReason") == "error" or direct == 0:
+        def estimate() -> ContextCount:
             anchor = self.sim.anchor()
-            if (
+            stale = (
                 anchor is not None
-                and self.latest_compaction is not None
+                and latest is not None
                 and self.sim.msgs[anchor].get("role") == "assistant"
-                and self.sim.tags[anchor] < self.latest_compaction
-            ):
-                self._decision(checkpoint, g, mid, window, self.sim.tokens(), "estimate", None, "stale")
-                return
-            tokens, source = self.sim.tokens(), "estimate"
-        else:
-            tokens, source = direct, usage_source
-        if should_compact(tokens, window, self.settings):
-            yield from self._compact(checkpoint, g, mid, window, tokens, source, "threshold", False)
-        else:
-            self._decision(checkpoint, g, mid, window, tokens, source, None, "below_threshold")
+                and self.sim.tags[anchor] < latest
+            )
+            return ContextCount(self.sim.tokens(), stale)
+
+        decision = decide(
+            checkpoint,
+            msg,
+            self.settings,
+            self._model_ref(msg, window),
+            estimate,
+            message_stale=latest is not None and self.sim.tags[index] < latest,
+            overflow_attempted=self.attempted,
+        )
+        yield from self._carry_out(decision, g, mid, rebased=id(msg) in self.rebased)
+
+    def _carry_out(
+        self, decision: CompactionDecision, g: int, mid: str | None, *, rebased: bool = False
+    ) -> Generator[_SummaryRequest, str, None]:
+        """The replay's side of a decision: record it, and compact on the simulated path."""
+        checkpoint, window, tokens = decision.checkpoint, decision.context_window, decision.tokens
+        source: TokensSource | None = decision.tokens_source
+        if source == "usage" and rebased:
+            source = "rebased_usage"
+        if not decision.compacts:
+            outcome = "stale" if decision.why == "stale_usage" else decision.why
+            reason: Reason | None = "overflow" if decision.why == "recovery_failed" else None
+            self._decision(checkpoint, g, mid, window, tokens, source, reason, outcome)
+            return
+        assert source is not None  # a firing decision always says where its count came from
+        if not decision.will_retry:
+            reason = "overflow" if decision.action == "overflow" else "threshold"
+            yield from self._compact(checkpoint, g, mid, window, tokens, source, reason, False)
+            return
+        self.attempted = True
+        diverged = self.diverged
+        if self.sim.msgs and self.sim.msgs[-1].get("role") == "assistant":
+            self.sim.drop_last()  # Pi drops the failed response from the agent state first
+            self._update_diverged()
+        yield from self._compact(
+            checkpoint, g, mid, window, tokens, source, "overflow", True, diverged=diverged
+        )
 
     def _compact(
         self,
@@ -1169,7 +1290,7 @@ class _Walk:
         g: int,
         mid: str | None,
         window: int,
-        tokens: int,
+        tokens: int | None,
         source: TokensSource,
         reason: Reason,
         will_retry: bool,
@@ -1277,7 +1398,9 @@ class _Walk:
 # =============================================================================================
 
 
-def _load(session: SessionInput, leaf_id: str | None) -> tuple[list[SessionEntry], str | None, str | None]:
+def _load(
+    session: SessionInput, leaf_id: str | None
+) -> tuple[list[SessionEntry], str | None, str | None, Mapping[str, Any] | None]:
     if isinstance(session, SessionManager):
         manager = session
         session_file = session.get_session_file()
@@ -1302,7 +1425,7 @@ def _load(session: SessionInput, leaf_id: str | None) -> tuple[list[SessionEntry
     path_entries = manager.get_branch(leaf_id)
     if leaf_id is not None and not path_entries:
         raise ReplayError(f"entry {leaf_id} is not in the session")
-    return list(path_entries), manager.get_session_id(), session_file
+    return list(path_entries), manager.get_session_id(), session_file, manager.get_header()
 
 
 def _policy(
@@ -1314,6 +1437,7 @@ def _policy(
     summary_tokens: int | None,
     usage: str,
     has_model: bool,
+    rules: str = "0.85.0",
 ) -> _Policy:
     for name, value in (("reserve_tokens", reserve_tokens), ("keep_recent_tokens", keep_recent_tokens)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -1340,7 +1464,8 @@ def _policy(
         enabled=enabled, reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens
     )
     mode = cast(Literal["rebase", "recorded"], usage)  # checked above
-    return _Policy(settings, context_window, max_tokens or 0, summary_tokens, mode, has_model)
+    pi_rules(rules, {})  # validates the version
+    return _Policy(settings, context_window, max_tokens or 0, summary_tokens, mode, has_model, rules)
 
 
 def _result(walk: _Walk, session_id: str | None, session_file: str | None) -> ReplayResult:
@@ -1361,8 +1486,10 @@ def _result(walk: _Walk, session_id: str | None, session_file: str | None) -> Re
     )
 
 
-def _walk_sync(path: Sequence[SessionEntry], policy: _Policy) -> _Walk:
-    walk = _Walk(path, policy)
+def _walk_sync(
+    path: Sequence[SessionEntry], policy: _Policy, header: Mapping[str, Any] | None = None
+) -> _Walk:
+    walk = _Walk(path, policy, header)
     for _request in walk.run():
         raise ReplayError("the walk asked for a model summary without a model")  # pragma: no cover
     return walk
@@ -1380,6 +1507,7 @@ def replay(
     usage: Literal["rebase", "recorded"] = "rebase",
     model: Model | None = None,
     leaf_id: str | None = None,
+    rules: str = "0.85.0",
 ) -> ReplayResult:
     """Re-decide Pi's automatic compactions over a recorded session with another policy.
 
@@ -1391,6 +1519,10 @@ def replay(
     recovered). ``summary_tokens``: the size of placeholder summaries. ``usage``: ``"rebase"``
     (default) or ``"recorded"`` (see the module docstring). ``model``: write real summaries
     with this model (only outside a running event loop; use :func:`areplay` inside one).
+    ``rules``: the Pi version whose checkpoints to follow (:func:`pi_rules`): ``"0.85.0"`` (the
+    default), another version such as ``"0.84.3"``, or ``"auto"``: the release current on the day
+    the session was created (its header's date; a file does not say which program wrote it, and
+    pi_nb writes the same header, so this is opt-in).
 
     No model is called without ``model``; nothing is written. Bad arguments raise
     :class:`~pi_nb.errors.ReplayError`.
@@ -1404,6 +1536,7 @@ def replay(
         summary_tokens,
         usage,
         model is not None,
+        rules,
     )
     if model is not None:
         try:
@@ -1421,11 +1554,12 @@ def replay(
                     usage=usage,
                     model=model,
                     leaf_id=leaf_id,
+                    rules=rules,
                 )
             )
         raise ReplayError("replay(model=...) cannot run inside an event loop; use `await areplay(...)`")
-    path, session_id, session_file = _load(session, leaf_id)
-    return _result(_walk_sync(path, policy), session_id, session_file)
+    path, session_id, session_file, header = _load(session, leaf_id)
+    return _result(_walk_sync(path, policy, header), session_id, session_file)
 
 
 async def areplay(
@@ -1441,6 +1575,7 @@ async def areplay(
     model: Model | None = None,
     leaf_id: str | None = None,
     thinking_level: str | None = "off",
+    rules: str = "0.85.0",
 ) -> ReplayResult:
     """:func:`replay`, awaiting real summaries from ``model`` (Pi's ``compact``) where the
     simulated history needs a new one. A summary failure raises
@@ -1457,9 +1592,10 @@ async def areplay(
         summary_tokens,
         usage,
         model is not None,
+        rules,
     )
-    path, session_id, session_file = _load(session, leaf_id)
-    walk = _Walk(path, policy)
+    path, session_id, session_file, header = _load(session, leaf_id)
+    walk = _Walk(path, policy, header)
     gen = walk.run()
     try:
         request = next(gen)
@@ -1483,6 +1619,7 @@ def sweep(
     max_tokens: int | None = None,
     summary_tokens: int | None = None,
     usage: Literal["rebase", "recorded"] = "rebase",
+    rules: str = "0.85.0",
 ) -> list[SweepOutcome]:
     """Replay every session under every policy of the grid (windows x reserves x keeps).
 
@@ -1493,12 +1630,13 @@ def sweep(
     if not grid:
         raise ReplayError("the sweep grid is empty")
     policies = [
-        (w, r, k, _policy(w, r, k, enabled, max_tokens, summary_tokens, usage, False)) for w, r, k in grid
+        (w, r, k, _policy(w, r, k, enabled, max_tokens, summary_tokens, usage, False, rules))
+        for w, r, k in grid
     ]
     out: list[SweepOutcome] = []
     for session in sessions:
-        path, session_id, session_file = _load(session, None)
+        path, session_id, session_file, header = _load(session, None)
         for window, reserve, keep, policy in policies:
-            result = _result(_walk_sync(path, policy), session_id, session_file)
+            result = _result(_walk_sync(path, policy, header), session_id, session_file)
             out.append(SweepOutcome(session_id, session_file, window, reserve, keep, result.outcome()))
     return out

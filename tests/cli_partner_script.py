@@ -391,7 +391,7 @@ def pi_nb_model(base_url: str, transport: Any = None) -> Any:
 
     from pi_nb.providers.registry import get_model
 
-    if importlib.util.find_spec("pi_nb.resources.models_json") is not None:
+    if importlib.util.find_spec("pi_nb.providers.models_json") is not None:
         return get_model(f"{PROVIDER}/{MODEL_ID}", transport=transport)
     return get_model(
         f"{PROVIDER}/{MODEL_ID}",

@@ -123,9 +123,9 @@ def test_several_kinds_on_dask_share_one_read_per_file(monkeypatch: pytest.Monke
     calls: list[int] = []
     real = corpus._partition
 
-    def counting(paths: Any, kinds: Any, strict: Any) -> Any:
+    def counting(paths: Any, kinds: Any, strict: Any, *rest: Any) -> Any:
         calls.append(len(paths))
-        return real(paths, kinds, strict)
+        return real(paths, kinds, strict, *rest)
 
     monkeypatch.setattr(corpus, "_partition", counting)
     lazy = corpus_dask(SAMPLES, list(FRAME_KINDS), files_per_partition=2)

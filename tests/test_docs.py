@@ -58,7 +58,7 @@ def test_reference_covers_every_public_name(site: Path):
 
 
 def test_every_page_in_the_nav_is_built(site: Path):
-    for page in ("tool-output", "request", "history", "safety", "pi-mapping", "api"):
+    for page in ("tool-output", "request", "history", "turn", "safety", "pi-mapping", "api"):
         assert (site / page / "index.html").is_file(), page
 
 

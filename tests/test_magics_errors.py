@@ -244,7 +244,10 @@ def test_choosing_a_model_without_its_sdk_says_which_extra(
     model = magics.session.model
     monkeypatch.setitem(sys.modules, "openai", None)  # "import openai" raises ImportError
     text = _usage(shell, "model openai/gpt-4o")
-    assert "pip install 'pi_nb[openai]'" in text
+    assert text == (
+        "%pi model: openai/gpt-4o needs the openai package, which is not installed — "
+        "pip install 'pi_nb[openai]', then restart the kernel"
+    )
     monkeypatch.setitem(sys.modules, "httpx", None)  # Anthropic and Mistral send over plain httpx
     assert "pip install 'pi_nb[anthropic]'" in _usage(shell, "model anthropic/claude-sonnet-4-5")
     monkeypatch.setenv("MISTRAL_API_KEY", "mistral-test-not-a-real-key-123456")
@@ -260,7 +263,10 @@ def test_choosing_a_model_without_its_key_says_which_variable(
         monkeypatch.delenv(name, raising=False)
     _turn(shell)
     text = _usage(shell, "model openai/gpt-4o")
-    assert "$OPENAI_API_KEY" in text and "%env OPENAI_API_KEY=" in text
+    assert text == (
+        "%pi model: openai/gpt-4o needs an API key in $OPENAI_API_KEY, which is not set — "
+        "set it (%env OPENAI_API_KEY=... or os.environ['OPENAI_API_KEY'] = ...), then choose the model again"
+    )
     assert "$ANTHROPIC_API_KEY" in _usage(shell, "model anthropic/claude-sonnet-4-5")
     shell.run_line_magic("config", "PiMagics.model = 'openai/gpt-4o'")
     assert "$OPENAI_API_KEY" in _usage(shell, "new")

@@ -155,6 +155,43 @@ def test_trust_question_is_answerable(shell: Any, tmp_path: Path) -> None:
     assert magics.session.settings.get_compaction_settings().reserve_tokens == 1234
 
 
+def test_a_session_started_before_the_answer_is_untrusted_until_answered(shell: Any, tmp_path: Path) -> None:
+    """The engine's trust question, asked while a session is built, waits for %pi trust."""
+    from pi_nb.resources.trust import ProjectTrustStore
+
+    (Path.cwd() / ".pi").mkdir()
+    (Path.cwd() / ".pi" / "settings.json").write_text('{"compaction": {"reserveTokens": 1234}}')
+    shell.run_line_magic("pi", "new --in-memory")
+    magics = shell.user_ns["_pi_magics"]
+    assert not magics.session.settings.is_project_trusted()
+    assert magics.session.settings.get_compaction_settings().reserve_tokens == 16384
+    assert magics._trust_prompt is not None and magics._trust_prompt.cwd == str(Path.cwd())
+    assert "Not trusted until you answer" in shell.run_line_magic("pi", "trust")
+    assert shell.run_line_magic("pi", "trust yes") == f"{Path.cwd()}: trusted (saved)"
+    assert magics.session.settings.get_compaction_settings().reserve_tokens == 1234
+    assert ProjectTrustStore(str(tmp_path / "agent")).get(str(Path.cwd())) is True
+    shell.run_line_magic("pi", "new --in-memory")  # saved: decided without asking
+    assert magics._trust_prompt is None and magics.session.settings.is_project_trusted()
+
+
+def test_unload_removes_the_magics_and_stops_their_loop() -> None:
+    from pi_nb.notebook.magics import load_ipython_extension, unload_ipython_extension
+
+    sh = InteractiveShell.instance()
+    load_ipython_extension(sh)
+    magics = sh.magics_manager.registry["PiMagics"]
+    thread = magics.loop.thread
+    assert thread.is_alive()
+    try:
+        unload_ipython_extension(sh)
+        assert "PiMagics" not in sh.magics_manager.registry
+        assert "pi" not in sh.magics_manager.magics["line"] and "pi" not in sh.magics_manager.magics["cell"]
+        thread.join(5)
+        assert not thread.is_alive()
+    finally:
+        load_ipython_extension(sh)
+
+
 def test_interrupt_aborts_the_turn_and_keeps_the_session(shell: Any) -> None:
     magics = shell.user_ns["_pi_magics"]
     shell.run_line_magic("pi", "new")
@@ -189,3 +226,29 @@ def test_session_access_and_text_answers(shell: Any) -> None:
         return s.run("run `echo from a loop`").text
 
     assert "from a loop" in asyncio.run(inside_a_loop())
+
+
+def test_a_command_is_one_entry_of_the_table(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dispatcher, --help and Tab read the command table: one entry adds a command."""
+    import argparse
+
+    from pi_nb.notebook.magics import PiText, commands, completions
+    from pi_nb.notebook.magics.parsing import Command
+
+    def echo_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("text", nargs="*", metavar="TEXT", help="what to say")
+        p.add_argument("--loud", action="store_true", help="in capitals")
+
+    def echo(m: PiMagics, a: argparse.Namespace) -> str:
+        text = " ".join(a.text)
+        return text.upper() if a.loud else text
+
+    monkeypatch.setitem(commands._BY_NAME, "echo", Command("echo", "[TEXT]", "say it", echo_args, echo))
+    said = shell.run_line_magic("pi", "echo hello there --loud")
+    assert isinstance(said, PiText) and said == "HELLO THERE"
+    assert shell.run_line_magic("pi", "echo --help") is None
+    with pytest.raises(
+        UsageError, match=r"^%pi echo: unrecognized arguments: --quiet \(see %pi echo --help\)$"
+    ):
+        shell.run_line_magic("pi", "echo --quiet")
+    assert completions("%pi echo --") == ["--loud"]

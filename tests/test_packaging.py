@@ -39,10 +39,32 @@ def test_classifiers_cover_supported_pythons():
 
 
 def test_toolchain_pinned_exactly():
-    test_extra = PYPROJECT["project"]["optional-dependencies"]["test"]
-    pinned = {re.split(r"[=<>!~\[]", dep, maxsplit=1)[0]: dep for dep in test_extra}
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    pinned = {re.split(r"[=<>!~\[]", dep, maxsplit=1)[0]: dep for dep in [*extras["test"], *extras["lint"]]}
     for tool in ("pytest", "hypothesis", "ruff", "mypy"):
         assert re.fullmatch(rf"{tool}==[\d.]+", pinned[tool]), pinned[tool]
+
+
+def test_the_dev_extra_installs_every_other_extra_and_the_test_commands_use_it():
+    """The extras are split by purpose (test, lint, docs, browser, dask, the SDKs); ``dev`` holds
+    them all, and every command that runs the tests installs ``dev``, so none misses a tool."""
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert {"test", "lint", "docs", "browser", "dask"} <= set(extras)
+    (dev,) = extras["dev"]
+    m = re.fullmatch(r"pi_nb\[([a-z0-9_,-]+)\]", dev)
+    assert m is not None, dev
+    assert set(m.group(1).split(",")) == set(extras) - {"dev"}
+    root = Path(__file__).resolve().parent.parent
+    for path in ("README.md", "CONTRIBUTING.md", ".ci/run"):
+        text = (root / path).read_text(encoding="utf-8")
+        installs = re.findall(r"pip install -q -e '\.\[([a-z0-9_,-]+)\]'", text)
+        test_installs = [i for i in installs if "dask" != i]
+        assert test_installs and all(i == "dev" for i in test_installs), (path, installs)
+
+
+def test_numpy_is_declared():
+    deps = {re.split(r"[=<>!~\[ ]", d, maxsplit=1)[0] for d in PYPROJECT["project"]["dependencies"]}
+    assert {"numpy", "pandas", "ipython", "ipywidgets", "matplotlib"} <= deps
 
 
 def test_sdist_takes_only_the_package_and_top_level_documents():

@@ -15,9 +15,9 @@ import pytest
 from pi_nb.agent.session import AgentSession, initial_thinking_level
 from pi_nb.providers import get_model
 from pi_nb.providers.catalog import find_model, list_models, list_providers
+from pi_nb.providers.models_json import ModelsJsonError, load_models_json
 from pi_nb.providers.registry import default_model_spec_from_settings
 from pi_nb.providers.thinking_levels import clamp_thinking_level, supported_thinking_levels
-from pi_nb.resources.models_json import ModelsJsonError, load_models_json
 from pi_nb.resources.settings import SettingsManager
 from pi_nb.session.manager import SessionManager
 

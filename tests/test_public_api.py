@@ -1,4 +1,4 @@
-"""The top-level package: a curated, sorted __all__, and an import that stays light."""
+"""The top-level package: a curated surface declared once (a lazy map, `__all__` derived from it), and an import that stays light."""
 
 from __future__ import annotations
 
@@ -58,3 +58,45 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         pi_nb.no_such_name  # noqa: B018
+
+
+def test_exported_members_are_exactly_all_and_each_resolves() -> None:
+    """``__all__`` is what the top level exposes (httpx's ``test_exported_members``), each name is
+    the object of the module the map names, and ``from pi_nb import *`` gives exactly ``__all__``."""
+    import importlib
+    import types
+
+    exports = pi_nb._EXPORTS
+    assert pi_nb.__all__ == sorted(exports)
+    exposed = {
+        name
+        for name in dir(pi_nb)
+        if not name.startswith("_")
+        and name != "load_ipython_extension"
+        and not isinstance(getattr(pi_nb, name), types.ModuleType)
+    }
+    assert exposed == set(pi_nb.__all__)
+    for name, module in exports.items():
+        assert getattr(pi_nb, name) is getattr(importlib.import_module(f"pi_nb.{module}"), name), name
+    code = "from pi_nb import *\nprint(sorted(k for k in dir() if not k.startswith('_')))\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == repr(sorted(pi_nb.__all__))
+
+
+def test_import_loads_no_submodule_until_a_name_is_used() -> None:
+    code = (
+        "import sys, pi_nb\n"
+        "print(sorted(m for m in sys.modules if m.startswith('pi_nb.')))\n"
+        "pi_nb.truncate_head\n"
+        "print('pi_nb.truncation' in sys.modules, 'pi_nb.agent' in sys.modules)\n"
+        "import pi_nb.session\n"
+        "print(pi_nb.session.SessionManager is pi_nb.SessionManager)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:3] == ["[]", "True False", "True"]
+
+
+def test_a_submodule_is_an_attribute_even_before_it_is_imported() -> None:
+    code = "import pi_nb\nprint(pi_nb.compaction.__name__, hasattr(pi_nb, 'no_such_module'))\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "pi_nb.compaction False"

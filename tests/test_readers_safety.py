@@ -250,7 +250,7 @@ def _lines_in(path: Path) -> int:
 def test_a_listing_and_a_frame_read_a_growing_file_up_to_its_size_at_the_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pi_nb.notebook.frames as frames_mod
+    import pi_nb.session.jsonl as jsonl_mod  # the one reader of session files (the frames' too)
     import pi_nb.session.paths as paths_mod
 
     path = tmp_path / "growing.jsonl"
@@ -262,7 +262,7 @@ def test_a_listing_and_a_frame_read_a_growing_file_up_to_its_size_at_the_call(
     assert info is not None and info.message_count == 1000
     assert _lines_in(path) == 1 + 6000  # it did grow meanwhile
     monkeypatch.setattr(
-        frames_mod, "open_session_for_read", _growing(frames_mod.open_session_for_read, path, 5000)
+        jsonl_mod, "open_session_for_read", _growing(jsonl_mod.open_session_for_read, path, 5000)
     )
     assert len(entries_df(path)) == 6000  # what the file held at this call
     assert _lines_in(path) == 1 + 11000

@@ -57,6 +57,14 @@ OPEN_ON_PURPOSE = {
     "pi_nb.providers.catalog.calculate_cost",
     "pi_nb.providers.catalog.session_cost",
     "pi_nb.providers.catalog.usage_cost_breakdown",
+    # Gemini's wire converter (its output is Gemini's JSON contents)
+    "pi_nb.providers.google_shared.convert_messages",
+    # the frames' row extractors read the messages and usages of any file (other tools' included)
+    # as JSON and check every field themselves, like the catalog's cost readers
+    "pi_nb.analysis.extract.usage_context_tokens",
+    "pi_nb.analysis.extract.assistant_message",
+    # the replay's version rules read the header of a file from any Pi version (only its timestamp)
+    "pi_nb.what_if.pi_rules",
 }
 
 

@@ -17,12 +17,15 @@ them, else ``high``). Every request is answered with a canned minimal stream of 
 The comparison (:func:`comparable`) drops only what differs by runtime, not by pi_nb's choice:
 the SDKs' ``x-stainless-*`` telemetry headers (``lang: js`` vs ``python``...), transport headers
 (``host``, ``connection``, ``accept-encoding``, ``content-length``) and the kernel release inside
-Pi's user agent (checked separately).
+Pi's user agent (checked separately); for Bedrock, the AWS SDKs' own names (``user-agent``,
+``x-amz-user-agent``: ``aws-sdk-js/...`` vs ``Botocore/...``), HTTP/2's ``:authority`` and the
+call's random ``amz-sdk-invocation-id`` (a UUID v4 on both sides).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 SESSION_ID = "0b9c7c9e-7a43-4f6e-9d1e-2d7c2b3f4a51"
@@ -34,13 +37,23 @@ SYSTEM = "You are an expert coding assistant operating inside pi, a coding agent
 #: golden, wire_requests_<api>.jsonl.gz (make_wire.py --api API)
 FIRST_APIS = ("openai-completions", "anthropic-messages", "openai-responses", "mistral-conversations")
 #: every API whose catalog models the wire test runs
-RUN_APIS: tuple[str, ...] = FIRST_APIS
-SIGN_IN_PROVIDERS = ("openai-codex",)
+RUN_APIS: tuple[str, ...] = (
+    *FIRST_APIS,
+    "azure-openai-responses",
+    "openai-codex-responses",
+    "google-generative-ai",
+    "google-vertex",
+    "bedrock-converse-stream",
+)
+#: providers whose models the wire test leaves out (none now: both sign-ins run)
+SIGN_IN_PROVIDERS: tuple[str, ...] = ()
+#: the APIs that read the Responses API's events and ids (the same canned answer, signatures, ids)
+RESPONSES_APIS = ("openai-responses", "azure-openai-responses", "openai-codex-responses")
 #: providers whose cases have their own golden (make_wire.py --provider P writes
-#: wire_requests_<P>.jsonl.gz) and run with FAKE_AUTH_JSON as the agent dir's auth.json
+#: wire_requests_<P>.jsonl.gz; the other goldens leave them out)
 OWN_GOLDEN_PROVIDERS = ("github-copilot",)
-#: the agent dir's auth.json both sides read: a GitHub Copilot sign-in whose token is valid for
-#: years (no refresh) and names a business proxy (its base URL comes from the token, not the catalog)
+#: the GitHub Copilot sign-in of both sides' auth.json (pi_auth_json): a token valid for years (no
+#: refresh) naming a business proxy (the base URL comes from the token, not the catalog)
 FAKE_AUTH_JSON = {
     "github-copilot": {
         "type": "oauth",
@@ -50,11 +63,69 @@ FAKE_AUTH_JSON = {
     }
 }
 
-# fake credentials for every provider variable, and Cloudflare's account/gateway placeholders
-FAKE_ENV_VALUE = "test-key-0123456789"
-EXTRA_ENV = {"CLOUDFLARE_ACCOUNT_ID": "acct123", "CLOUDFLARE_GATEWAY_ID": "gw123"}
 
-DROP_HEADERS = frozenset({"host", "connection", "accept-encoding", "content-length"})
+def _b64(data: dict[str, Any]) -> str:
+    import base64
+
+    return base64.b64encode(json.dumps(data, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+#: a ChatGPT sign-in access token of the shape OpenAI issues (a JWT whose claims carry the ChatGPT
+#: account id); not signed by anyone: only its claims are read
+CODEX_ACCOUNT_ID = "acct-test-0123"
+CODEX_JWT = ".".join(
+    (
+        _b64({"alg": "RS256", "typ": "JWT"}),
+        _b64({"https://api.openai.com/auth": {"chatgpt_account_id": CODEX_ACCOUNT_ID}, "exp": 4102444800}),
+        "c2lnbmF0dXJl",
+    )
+)
+#: the variable pi_nb's Codex provider reads that token from (Pi reads it from auth.json)
+CODEX_TOKEN_ENV = "OPENAI_CODEX_ACCESS_TOKEN"
+
+# fake credentials for every provider variable, Cloudflare's account/gateway placeholders, Azure's
+# resource (pi-ai builds https://<resource>.openai.azure.com/openai/v1 from it) and the Codex token
+FAKE_ENV_VALUE = "test-key-0123456789"
+# (Bedrock: a bearer token, so the request carries no SigV4 signature; tests/test_bedrock_provider.py
+# checks the signed requests)
+EXTRA_ENV = {
+    "CLOUDFLARE_ACCOUNT_ID": "acct123",
+    "CLOUDFLARE_GATEWAY_ID": "gw123",
+    "AZURE_OPENAI_RESOURCE_NAME": "pi-test",
+    CODEX_TOKEN_ENV: CODEX_JWT,
+    "AWS_BEARER_TOKEN_BEDROCK": FAKE_ENV_VALUE,
+}
+
+
+def pi_auth_json() -> dict[str, Any]:
+    """The agent dir's ``auth.json`` both sides read in the wire cases: the Codex sign-in (its
+    access token is :data:`CODEX_JWT`; expiring in 2100, so neither side refreshes it) and the
+    GitHub Copilot sign-in of :data:`FAKE_AUTH_JSON`."""
+    return {
+        "openai-codex": {
+            "type": "oauth",
+            "access": CODEX_JWT,
+            "refresh": "rt-test-0123456789",
+            "expires": 4102444800000,
+            "accountId": CODEX_ACCOUNT_ID,
+        },
+        **FAKE_AUTH_JSON,
+    }
+
+
+def pi_settings(api: str) -> dict[str, Any]:
+    """Pi's settings for a case: Codex over its SSE transport (``transport: "sse"``; pi_nb does not
+    speak Codex's WebSocket transport, which Pi tries first by default)."""
+    return {"transport": "sse"} if api == "openai-codex-responses" else {}
+
+
+# transport headers (HTTP/2's :authority is the AWS SDK's host), and the body's content-encoding:
+# Codex's request body is zstd-compressed where the runtime has zstd (Node 22 has, this Python has
+# not: pi_nb sends the JSON as pi-ai does where it has no zstd); the body is compared decompressed
+UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+DROP_HEADERS = frozenset(
+    {"host", ":authority", "connection", "accept-encoding", "content-length", "content-encoding"}
+)
 
 
 def tool_schemas() -> list[dict[str, Any]]:
@@ -103,7 +174,7 @@ def _signature_for(api: str) -> str:
     """A thinking signature of the shape the API itself produces."""
     if api == "anthropic-messages":
         return "EqQBCkYIBxgCKkDsig" + "A" * 40
-    if api == "openai-responses":
+    if api in RESPONSES_APIS:
         return json.dumps(
             {
                 "type": "reasoning",
@@ -115,16 +186,24 @@ def _signature_for(api: str) -> str:
         )
     if api == "openai-completions":
         return "reasoning_content"
+    if api == "bedrock-converse-stream":
+        return "ErcBCkgIBxABGAIiQJ4sig" + "B" * 40
+    if api in ("google-generative-ai", "google-vertex"):
+        return "Q2lJQmpHOXp0aG91Z2h0c2lnbmF0dXJl"  # base64, as Gemini's thoughtSignature
     return "reasoning"
 
 
 def _call_id(api: str) -> str:
-    if api == "openai-responses":
+    if api in RESPONSES_APIS:
         return "call_abc123|fc_0123456789abcdef"
     if api == "anthropic-messages":
         return "toolu_01A09q90qw90lq917835lq9"
     if api == "mistral-conversations":
         return "D681PevKs"
+    if api == "bedrock-converse-stream":
+        return "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q"
+    if api in ("google-generative-ai", "google-vertex"):
+        return "bash_1767225600000_1"  # pi-ai's own id for a call Gemini sent without one
     return "call_abc123"
 
 
@@ -280,7 +359,31 @@ def context_for(model: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def canned_response(api: str) -> dict[str, Any]:
-    """A minimal valid streamed answer of ``api`` (text "ok", stop)."""
+    """A minimal valid streamed answer of ``api`` (text "ok", stop); Bedrock's is binary (an AWS
+    event stream: ``body`` is bytes, :func:`for_node` sends it to Node as base64)."""
+    if api == "bedrock-converse-stream":
+        import aws_eventstream
+
+        binary = aws_eventstream.stream(
+            [
+                ("messageStart", {"role": "assistant"}),
+                ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "ok"}}),
+                ("contentBlockStop", {"contentBlockIndex": 0}),
+                ("messageStop", {"stopReason": "end_turn"}),
+                (
+                    "metadata",
+                    {
+                        "usage": {"inputTokens": 10, "outputTokens": 1, "totalTokens": 11},
+                        "metrics": {"latencyMs": 5},
+                    },
+                ),
+            ]
+        )
+        return {
+            "status": 200,
+            "headers": {"content-type": "application/vnd.amazon.eventstream", "x-amzn-requestid": "req-1"},
+            "body": binary,
+        }
     if api == "anthropic-messages":
         events = [
             {
@@ -302,7 +405,7 @@ def canned_response(api: str) -> dict[str, Any]:
             {"type": "message_stop"},
         ]
         body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
-    elif api == "openai-responses":
+    elif api in RESPONSES_APIS:
         events = [
             {"type": "response.created", "response": {"id": "resp_1", "status": "in_progress", "output": []}},
             {
@@ -356,6 +459,16 @@ def canned_response(api: str) -> dict[str, Any]:
             },
         ]
         body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    elif api in ("google-generative-ai", "google-vertex"):
+        chunk = {
+            "candidates": [
+                {"content": {"parts": [{"text": "ok"}], "role": "model"}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11},
+            "modelVersion": "m",
+            "responseId": "r1",
+        }
+        body = f"data: {json.dumps(chunk)}\r\n\r\n"
     else:  # Chat Completions and Mistral's chat stream
         chunks = [
             {
@@ -378,6 +491,18 @@ def canned_response(api: str) -> dict[str, Any]:
         ]
         body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
     return {"status": 200, "headers": {"content-type": "text/event-stream"}, "body": body}
+
+
+def for_node(response: dict[str, Any]) -> dict[str, Any]:
+    """A canned response as JSON for ``_pi_wire.mjs`` (a binary body as ``bodyB64``)."""
+    if isinstance(response.get("body"), bytes):
+        import base64
+
+        return {
+            **{k: v for k, v in response.items() if k != "body"},
+            "bodyB64": base64.b64encode(response["body"]).decode(),
+        }
+    return response
 
 
 def runnable_models() -> list[dict[str, Any]]:
@@ -421,6 +546,18 @@ def comparable(request: dict[str, Any], user_agent: str | None = None) -> dict[s
     }
     if user_agent is not None and headers.get("user-agent") == user_agent:
         headers["user-agent"] = "<pi user agent>"
+    if headers.get("accept") == "*/*":  # fetch's default (undici adds it on the wire, as httpx does)
+        del headers["accept"]
+    if "x-goog-api-client" in headers:  # @google/genai's label names the runtime (gl-node/v22...)
+        headers["x-goog-api-client"] = re.sub(
+            r" gl-(node|python)/\S+", " <runtime>", headers["x-goog-api-client"]
+        )
+    if "x-amz-user-agent" in headers:
+        # the AWS SDKs name themselves (aws-sdk-js/3.x ... vs Botocore/1.x ...: runtime telemetry, as
+        # x-stainless-*), and a fresh UUID v4 names each call
+        headers["user-agent"] = headers["x-amz-user-agent"] = "<aws sdk user agent>"
+        if re.fullmatch(UUID4, headers.get("amz-sdk-invocation-id", "")):
+            headers["amz-sdk-invocation-id"] = "<uuid4>"
     body_text = request.get("body")
     try:
         body: Any = json.loads(body_text) if body_text else None

@@ -24,6 +24,7 @@ GROUPS = [
     ("The request", ("pi_nb.resources", "pi_nb.system_prompt")),
     ("History: the session tree", ("pi_nb.session",)),
     ("History: compaction and branch summaries", ("pi_nb.compaction",)),
+    ("Analysis: session frames and reports", ("pi_nb.analysis",)),
     ("Models", ("pi_nb.providers",)),
     ("The agent", ("pi_nb.agent",)),
     ("Budgets, views and what-if replays", ("pi_nb.budget", "pi_nb.tree", "pi_nb.what_if")),
@@ -37,6 +38,10 @@ GROUPS = [
 # old module names kept importable for one release (they re-export a renamed module)
 DEPRECATED_ALIASES = {"pi_nb.notebook.whatif"}
 
+# packages documented as one block: their own names (not re-exports of documented modules) are
+# defined in the package itself, beside submodules without an ``__all__``
+DOCUMENTED_PACKAGES = {"pi_nb.notebook.magics"}
+
 
 def public_modules() -> list[str]:
     import pi_nb
@@ -49,7 +54,9 @@ def public_modules() -> list[str]:
     out = []
     for name in sorted(names):
         module = importlib.import_module(name)
-        if getattr(module, "__all__", None) and not hasattr(module, "__path__"):
+        if getattr(module, "__all__", None) and (
+            not hasattr(module, "__path__") or name in DOCUMENTED_PACKAGES
+        ):
             out.append(name)
     return out
 

@@ -17,11 +17,12 @@ from pi_nb.agent.session import (
     OVERFLOW_RECOVERY_FAILED,
     TRUNCATED_RECOVERY_FAILED,
     AgentSession,
-    ContextUsage,
     PromptResult,
     PromptUsage,
+    SessionContextUsage,
     SessionHooks,
 )
+from pi_nb.agent.types import ContextUsage
 
 __all__ = [
     "OVERFLOW_RECOVERY_FAILED",
@@ -39,6 +40,7 @@ __all__ = [
     "PendingMessageQueue",
     "PromptResult",
     "PromptUsage",
+    "SessionContextUsage",
     "SessionHooks",
     "ToolResult",
     "TurnSnapshot",

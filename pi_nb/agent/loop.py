@@ -44,23 +44,23 @@ import asyncio
 import copy
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypedDict, TypeGuard, TypeVar, cast
+from dataclasses import dataclass, replace
+from typing import Any, TypedDict, TypeGuard, TypeVar, cast
 
-from pi_nb.agent.events import (
-    AfterToolCallContext,
-    AfterToolCallResult,
+from pi_nb.agent.types import (
+    AgentContext,
     AgentEvent,
-    BeforeToolCallContext,
-    BeforeToolCallResult,
+    AgentLoopConfig,
+    Emit,
+    NextTurnSnapshot,
     ToolExecutionUpdateEvent,
     ToolResult,
+    TurnSnapshot,
 )
 from pi_nb.errors import AgentError, PiNbError
 from pi_nb.messages import (
     AgentMessage,
     AssistantMessage,
-    Message,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -101,8 +101,6 @@ __all__ = [
     "run_agent_loop_continue",
 ]
 
-#: What the loop calls with each :data:`~pi_nb.agent.events.AgentEvent` (may be async).
-Emit = Callable[[AgentEvent], Awaitable[None] | None]
 
 _T = TypeVar("_T")
 _M = TypeVar("_M", bound=Mapping[str, Any])
@@ -111,64 +109,6 @@ TRUNCATED_TOOL_CALL_TEXT = (
     'Tool call "{name}" was not executed: the response hit the output token limit, so its arguments '
     "may be truncated. Re-issue the tool call with complete arguments."
 )
-
-
-@dataclass
-class AgentContext:
-    """``AgentContext {systemPrompt, messages, tools}``: ``messages`` are AgentMessages (custom roles allowed)."""
-
-    system_prompt: str
-    messages: list[AgentMessage]
-    tools: list[Any] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class TurnSnapshot:
-    """What ``prepare_next_turn`` and ``should_stop_after_turn`` see of the turn that just ended."""
-
-    message: AssistantMessage
-    tool_results: list[ToolResultMessage]
-    context: AgentContext
-    new_messages: list[AgentMessage]
-
-
-@dataclass(frozen=True)
-class NextTurnSnapshot:
-    """``prepare_next_turn``'s answer: a replacement context, model or thinking level (``"off"`` clears reasoning)."""
-
-    context: AgentContext | None = None
-    model: Model | None = None
-    thinking_level: str | None = None
-
-
-@dataclass
-class AgentLoopConfig:
-    """``AgentLoopConfig``: the model, the conversion hooks and the queues the loop polls."""
-
-    model: Model
-    convert_to_llm: Callable[[list[AgentMessage]], Sequence[Message] | Awaitable[Sequence[Message]]]
-    transform_context: (
-        Callable[[list[AgentMessage], SupportsAbort | None], Awaitable[list[AgentMessage]]] | None
-    ) = None
-    get_steering_messages: Callable[[], Awaitable[list[AgentMessage]]] | None = None
-    get_follow_up_messages: Callable[[], Awaitable[list[AgentMessage]]] | None = None
-    prepare_next_turn: Callable[[TurnSnapshot], Awaitable[NextTurnSnapshot | None]] | None = None
-    should_stop_after_turn: Callable[[TurnSnapshot], Awaitable[bool] | bool] | None = None
-    before_tool_call: (
-        Callable[[BeforeToolCallContext, SupportsAbort | None], Awaitable[BeforeToolCallResult | None]] | None
-    ) = None
-    after_tool_call: (
-        Callable[[AfterToolCallContext, SupportsAbort | None], Awaitable[AfterToolCallResult | None]] | None
-    ) = None
-    # the tool and its arguments before/after validation: tool arguments are open JSON
-    validate_arguments: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None
-    tool_execution: Literal["parallel", "sequential"] = "parallel"
-    reasoning: str | None = None
-    max_tokens: int | None = None
-    session_id: str | None = None
-    temperature: float | None = None
-    redact_secrets: bool = True
-    """Redact known secret values (see :mod:`pi_nb.redaction`) in everything the loop records or emits."""
 
 
 def _clean(config: AgentLoopConfig, value: _T) -> _T:

@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict, TypeGuard, cast
 
+from pi_nb._async import run_sync
 from pi_nb._js import js_stringify
 from pi_nb.agent.agent import Agent
 from pi_nb.agent.events import (
@@ -48,15 +49,23 @@ from pi_nb.agent.events import (
 from pi_nb.agent.loop import NextTurnSnapshot, TurnSnapshot
 from pi_nb.compaction import (
     CompactionOutcome,
+    CompactionOutcomeDict,
     HookRunner,
     NavigateTreeResult,
     is_context_overflow,
-    is_recoverable_length,
     navigate_tree,
     run_compaction,
-    should_compact,
 )
-from pi_nb.compaction._types import CompactionOutcomeDict
+from pi_nb.compaction.decision import (
+    OVERFLOW_RECOVERY_FAILED,
+    TRUNCATED_RECOVERY_FAILED,
+    Checkpoint,
+    CompactionDecision,
+    ContextCount,
+    ModelRef,
+    decide,
+    freed_no_room,
+)
 from pi_nb.compaction.retry import is_retryable_assistant_error
 from pi_nb.compaction.settings import CompactionSettings, validate_reserve_for_window
 from pi_nb.errors import AgentError, PiNbError, SettingsFileWarning
@@ -96,7 +105,7 @@ from pi_nb.session.manager import SessionManager
 from pi_nb.session.paths import get_agent_dir
 from pi_nb.session.types import BranchSummaryEntry
 from pi_nb.system_prompt import build_system_prompt, collect_tool_prompt_options
-from pi_nb.tokens import calculate_context_tokens, estimate_context_tokens, estimate_tokens
+from pi_nb.tokens import estimate_context_tokens, estimate_tokens
 from pi_nb.tools import (
     DEFAULT_ACTIVE_TOOLS,
     AgentTool,
@@ -115,17 +124,12 @@ __all__ = [
     "TRUNCATED_RECOVERY_FAILED",
     "TURN_NOTICE_CODES",
     "AgentSession",
-    "ContextUsage",
     "PromptResult",
     "PromptUsage",
+    "SessionContextUsage",
     "SessionHooks",
 ]
 
-OVERFLOW_RECOVERY_FAILED = (
-    "Context overflow recovery failed after one compact-and-retry attempt. "
-    "Try reducing context or switching to a larger-context model."
-)
-TRUNCATED_RECOVERY_FAILED = "Truncated response recovery failed after one compact-and-retry attempt."
 COMPACTING_PROMPT_ERROR = (
     "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
 )
@@ -168,9 +172,11 @@ class PromptUsage(TypedDict):
     totalTokens: int
 
 
-class ContextUsage(TypedDict):
+class SessionContextUsage(TypedDict):
     """:meth:`AgentSession.get_context_usage`: ``{tokens, usageTokens, trailingTokens, contextWindow,
-    threshold, percent, messageTokens}`` (``percent`` is ``None`` for a window of 0)."""
+    threshold, percent, messageTokens}`` (``percent`` is ``None`` for a window of 0). Pi's own
+    ``getContextUsage`` shape, ``{tokens, contextWindow, percent}``, is
+    :class:`pi_nb.budget.ContextUsage`; this is that plus where the count came from."""
 
     tokens: int
     usageTokens: int
@@ -179,6 +185,10 @@ class ContextUsage(TypedDict):
     threshold: int
     percent: float | None
     messageTokens: list[int]
+
+
+# the name this shape had before it was told apart from Pi's ContextUsage (still importable from here)
+ContextUsage = SessionContextUsage
 
 
 class _SystemPromptOptions(TypedDict):
@@ -823,14 +833,7 @@ class AgentSession:
         Inside a running event loop (a Jupyter cell) the turn runs on a worker thread with its own
         loop and this call blocks until it ends; ``await session.prompt(...)`` is the non-blocking form.
         """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.prompt(text, **kwargs))
-        import concurrent.futures
-
-        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pi_nb-run") as pool:
-            return pool.submit(asyncio.run, self.prompt(text, **kwargs)).result()
+        return run_sync(self.prompt(text, **kwargs), thread_name="pi_nb-run")
 
     async def _run_agent_prompt(self, messages: list[AgentMessage], result: PromptResult) -> None:
         await self.agent.prompt(messages)
@@ -921,95 +924,102 @@ class AgentSession:
             self._compaction_controller.abort()
 
     # -- compaction --------------------------------------------------------------------------------
+    def _decide(
+        self, checkpoint: Checkpoint, msg: AssistantMessage | None, messages: Sequence[AgentMessage]
+    ) -> CompactionDecision:
+        """What :func:`pi_nb.compaction.decision.decide` says on the live session's state."""
+        model = self.model
+        latest = get_latest_compaction_entry(self.session_manager.get_branch()) if msg is not None else None
+        latest_ms = _iso_ms(latest["timestamp"]) if latest is not None else None
+
+        def estimate() -> ContextCount:
+            counted = estimate_context_tokens(messages)
+            anchor = messages[counted.last_usage_index] if counted.last_usage_index is not None else None
+            stale = anchor is not None and anchor.get("role") == "assistant"
+            return ContextCount(counted.tokens, stale and _not_newer(anchor, latest_ms))
+
+        signature = _last_tool_calls(self.agent.state.messages)
+        return decide(
+            checkpoint,
+            msg,
+            self.settings.get_compaction_settings(),
+            ModelRef(model.provider, model.id, model.context_window, model.max_tokens)
+            if model is not None
+            else None,
+            estimate,
+            message_stale=msg is not None and _not_newer(msg, latest_ms),
+            overflow_attempted=self._overflow_recovery_attempted,
+            repeats_overflow=bool(signature) and signature == self._overflow_signature,
+            compactions_so_far=self._auto_compactions,
+        )
+
     async def _check_compaction(
         self, msg: AssistantMessage, *, skip_aborted_check: bool = True, result: PromptResult | None = None
     ) -> bool:
-        settings = self.settings.get_compaction_settings()
-        if not settings.enabled:
+        """Pi's ``_checkCompaction``: after a run (aborted answers skipped) or before a prompt."""
+        checkpoint: Checkpoint = "after_run" if skip_aborted_check else "pre_prompt"
+        return await self._run_auto_compaction(
+            self._decide(checkpoint, msg, self.agent.state.messages), result
+        )
+
+    async def _run_auto_compaction(self, decision: CompactionDecision, result: PromptResult | None) -> bool:
+        """Carry out a decision: Pi's events for a failed recovery, the overflow retry's bookkeeping,
+        pi_nb's notices, and the compaction. ``True``: the run goes on (``agent.continue()``)."""
+        window = decision.context_window
+        error_message = decision.error_message
+        if error_message is not None:
+            self._emit_own(
+                {
+                    "type": "compaction_end",
+                    "reason": "overflow",
+                    "result": None,
+                    "aborted": False,
+                    "willRetry": False,
+                    "errorMessage": error_message,
+                }
+            )
+            await self.hooks.emit_simple(
+                "session_compact_failed",
+                {
+                    "type": "session_compact_failed",
+                    "reason": "overflow",
+                    "errorMessage": error_message,
+                    "aborted": False,
+                    "willRetry": False,
+                    "fromExtension": False,
+                },
+            )
+            if self._turn_error is None:
+                self._turn_error = error_message
             return False
-        if skip_aborted_check and msg.get("stopReason") == "aborted":
+        if decision.why == "no_room":
+            # pi_nb: the same tool call overflowing again after a compaction means the compaction
+            # freed no room for it; retrying would compact forever
+            signature = _last_tool_calls(self.agent.state.messages)
+            self._notice(
+                "error",
+                "compaction_no_room",
+                f"Compaction freed no room: after compacting, the request overflowed the "
+                f"{window}-token context window again with the same tool call "
+                f"({'; '.join(signature)}). Its result does not fit in the window; {_REMEDIES}.",
+            )
             return False
-        model = self.model
-        window = model.context_window  # always > 0: checked where the model was made
-        same_model = msg.get("provider") == model.provider and msg.get("model") == model.id
-        latest = get_latest_compaction_entry(self.session_manager.get_branch())
-        latest_ms = _iso_ms(latest["timestamp"]) if latest is not None else None
-        if latest_ms is not None and (msg.get("timestamp") or 0) <= latest_ms:
+        if decision.action == "none":
             return False
-        overflow = same_model and is_context_overflow(msg, window)
-        recoverable = same_model and is_recoverable_length(msg, model.max_tokens)
-        if overflow or recoverable:
-            will_retry = msg.get("stopReason") != "stop"
-            if not will_retry:
-                return await self._run_auto_compaction("overflow", False, result)
-            if self._overflow_recovery_attempted:
-                error_message = OVERFLOW_RECOVERY_FAILED if overflow else TRUNCATED_RECOVERY_FAILED
-                self._emit_own(
-                    {
-                        "type": "compaction_end",
-                        "reason": "overflow",
-                        "result": None,
-                        "aborted": False,
-                        "willRetry": False,
-                        "errorMessage": error_message,
-                    }
-                )
-                await self.hooks.emit_simple(
-                    "session_compact_failed",
-                    {
-                        "type": "session_compact_failed",
-                        "reason": "overflow",
-                        "errorMessage": error_message,
-                        "aborted": False,
-                        "willRetry": False,
-                        "fromExtension": False,
-                    },
-                )
-                if self._turn_error is None:
-                    self._turn_error = error_message
-                return False
-            if overflow:
-                # pi_nb: the same tool call overflowing again after a compaction means the
-                # compaction freed no room for it; retrying would compact forever
-                signature = _last_tool_calls(self.agent.state.messages)
-                if signature and signature == self._overflow_signature:
-                    self._notice(
-                        "error",
-                        "compaction_no_room",
-                        f"Compaction freed no room: after compacting, the request overflowed the "
-                        f"{window}-token context window again with the same tool call "
-                        f"({'; '.join(signature)}). Its result does not fit in the window; {_REMEDIES}.",
-                    )
-                    return False
-                self._overflow_signature = signature
+        reason: Literal["threshold", "overflow"] = (
+            "overflow" if decision.action == "overflow" else "threshold"
+        )
+        will_retry = decision.will_retry
+        if will_retry:
+            if decision.trigger == "overflow":
+                self._overflow_signature = _last_tool_calls(self.agent.state.messages)
             self._overflow_recovery_attempted = True
             msgs = self.agent.state.messages
             if msgs and msgs[-1].get("role") == "assistant":
                 self.agent.state.messages = msgs[:-1]
-            return await self._run_auto_compaction("overflow", True, result)
-        usage = msg.get("usage")
-        direct = calculate_context_tokens(usage) if usage else 0
-        if msg.get("stopReason") == "error" or direct == 0:
-            msgs = self.agent.state.messages
-            estimate = estimate_context_tokens(msgs)
-            if estimate.last_usage_index is not None and latest_ms is not None:
-                anchor = msgs[estimate.last_usage_index]
-                if anchor.get("role") == "assistant" and (anchor.get("timestamp") or 0) <= latest_ms:
-                    return False
-            tokens = estimate.tokens
-        else:
-            tokens = direct
-        if should_compact(tokens, window, settings):
-            return await self._run_auto_compaction("threshold", False, result)
-        return False
-
-    async def _run_auto_compaction(
-        self, reason: Literal["threshold", "overflow"], will_retry: bool, result: PromptResult | None = None
-    ) -> bool:
         settings = self.settings.get_compaction_settings()
-        limit = settings.max_auto_compactions_per_prompt
-        window = self.model.context_window
-        if self._auto_compactions >= limit:
+        if decision.over_limit:
+            limit = settings.max_auto_compactions_per_prompt
             text = (
                 f"This prompt already ran {self._auto_compactions} automatic compactions "
                 f"(compaction.maxAutoCompactionsPerPrompt = {limit})"
@@ -1042,7 +1052,7 @@ class AgentSession:
             return False
         self._after_compaction(outcome, result)
         after = outcome.result.estimated_tokens_after if outcome.result is not None else None
-        if will_retry and after is not None and after >= window:
+        if freed_no_room(decision, after):
             self._notice(
                 "error",
                 "compaction_no_room",
@@ -1137,12 +1147,9 @@ class AgentSession:
     async def _prepare_next_turn(self, turn: TurnSnapshot, signal: AbortSignal | None) -> NextTurnSnapshot:
         """Checkpoint 3 (new in 0.85): compact between turns when the context crossed the threshold."""
         context = turn.context
-        model = self.model
-        settings = self.settings.get_compaction_settings()
-        if model.context_window > 0 and should_compact(
-            estimate_context_tokens(context.messages).tokens, model.context_window, settings
-        ):
-            await self._run_auto_compaction("threshold", False, self._collector)
+        decision = self._decide("between_turns", None, context.messages)
+        if decision.action != "none":
+            await self._run_auto_compaction(decision, self._collector)
             context.messages = list(self.agent.state.messages)
         context.system_prompt = (
             self._system_prompt_override
@@ -1212,7 +1219,7 @@ class AgentSession:
         llm_messages: list[Any] = self._convert_to_llm(messages)
         return Context(self.agent.state.system_prompt, llm_messages, tools)
 
-    def get_context_usage(self) -> ContextUsage:
+    def get_context_usage(self) -> SessionContextUsage:
         """Pi's ``getContextUsage``: tokens of the current context against the window (estimate + usage)."""
         estimate = estimate_context_tokens(self.agent.state.messages)
         window = self.model.context_window
@@ -1226,6 +1233,22 @@ class AgentSession:
             "percent": (estimate.tokens / window * 100) if window else None,
             "messageTokens": [estimate_tokens(m) for m in self.agent.state.messages],
         }
+
+    # -- construction from options ---------------------------------------------------------------
+    @classmethod
+    def create(cls, **options: Unpack[CreateSessionOptions]) -> AgentSession:
+        """A session built from options, as Pi's ``createAgentSession`` builds one: cwd, agent dir,
+        session manager, project trust, settings, model, resources and tools (see
+        :func:`pi_nb.agent.factory.create_agent_session`)."""
+        from pi_nb.agent.factory import create_agent_session
+
+        return create_agent_session(session_class=cls, **options)
+
+
+if TYPE_CHECKING:  # the options of AgentSession.create (the factory imports this module)
+    from typing import Unpack
+
+    from pi_nb.agent.factory import CreateSessionOptions
 
 
 def _check_model(model: Model) -> None:
@@ -1257,6 +1280,15 @@ def _last_tool_calls(messages: Sequence[AgentMessage]) -> tuple[str, ...]:
 def _branch_summary_entry(entry: Mapping[str, Any] | None) -> BranchSummaryEntry | None:
     """``NavigateTreeResult.summary_entry``: the ``branch_summary`` entry the navigation appended."""
     return cast(BranchSummaryEntry, entry) if entry is not None else None
+
+
+def _not_newer(message: Mapping[str, Any] | None, latest_ms: float | None) -> bool:
+    """Pi's ``message.timestamp <= compactionTime`` (false without a compaction or a numeric
+    timestamp, as ``undefined <= n`` is in JavaScript)."""
+    ts = message.get("timestamp") if message is not None else None
+    if latest_ms is None or isinstance(ts, bool) or not isinstance(ts, (int, float)):
+        return False
+    return ts <= latest_ms
 
 
 def _iso_ms(iso: str) -> float:

@@ -64,7 +64,7 @@ class AuthEntryError(AuthFileError):
 
 def auth_path(agent_dir: str | None = None) -> str:
     """``{agent dir}/auth.json`` (the agent dir: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``)."""
-    from pi_nb.session.paths import get_agent_dir, normalize_path
+    from pi_nb.config import get_agent_dir, normalize_path
 
     return os.path.join(normalize_path(agent_dir) if agent_dir else get_agent_dir(), "auth.json")
 
@@ -301,7 +301,7 @@ class AuthStorage:
         cred = self.read_raw(provider)
         if cred is None or cred.type != "api_key" or cred.get("key") is None:
             return cred
-        from pi_nb.resources.models_json import resolve_config_value
+        from pi_nb.providers.models_json import resolve_config_value
 
         data = cred.to_json()
         env = data.get("env") if isinstance(data.get("env"), dict) else None

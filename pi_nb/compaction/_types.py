@@ -242,13 +242,18 @@ class SessionBeforeTreeEventDict(TypedDict):
 
 
 class SessionTreeEventDict(TypedDict):
-    """``session_tree``: ``{type, newLeafId, oldLeafId, summaryEntry?, fromExtension?}``."""
+    """``session_tree``: ``{type, newLeafId, oldLeafId, summaryEntry?, fromExtension?}`` (Pi's
+    ``SessionTreeEvent``; also what an ``AgentSession`` listener gets, as
+    :data:`pi_nb.agent.types.SessionTreeEvent`).
+
+    Pi leaves ``summaryEntry`` / ``fromExtension`` out when there is none; a ``None`` value is
+    accepted too (the agent session's listener event still sends the keys with ``None``)."""
 
     type: Literal["session_tree"]
     newLeafId: str | None
     oldLeafId: str | None
-    summaryEntry: NotRequired[BranchSummaryEntry]
-    fromExtension: NotRequired[bool]
+    summaryEntry: NotRequired[BranchSummaryEntry | None]
+    fromExtension: NotRequired[bool | None]
 
 
 class HookErrorDict(TypedDict):

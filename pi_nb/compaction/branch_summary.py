@@ -34,7 +34,7 @@ from pi_nb.compaction.serialization import (
     format_file_operations,
     serialize_conversation,
 )
-from pi_nb.compaction.settings import RetrySettings
+from pi_nb.compaction.settings import DEFAULT_RESERVE_TOKENS, RetrySettings
 from pi_nb.compaction.summaries import complete_summarization, get_summarization_failure
 from pi_nb.errors import CompactionError, EntryNotFoundError
 from pi_nb.messages import (
@@ -270,7 +270,7 @@ async def generate_branch_summary(
     signal: SupportsAbort | None = None,
     custom_instructions: str | None = None,
     replace_instructions: bool | None = None,
-    reserve_tokens: int = 16384,
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
     retry: RetrySettings | Mapping[str, Any] | None = None,
     callbacks: RetryCallbacks | None = None,
     sleep: SleepFn | None = None,

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
+from pi_nb._wire import wire_dict
 from pi_nb.compaction._types import CutPointResultDict
 from pi_nb.errors import CompactionError
 from pi_nb.messages import AgentMessage
@@ -142,11 +144,7 @@ class CutPointResult:
     is_split_turn: bool
 
     def to_dict(self) -> CutPointResultDict:
-        return {
-            "firstKeptEntryIndex": self.first_kept_entry_index,
-            "turnStartIndex": self.turn_start_index,
-            "isSplitTurn": self.is_split_turn,
-        }
+        return cast(CutPointResultDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 def find_cut_point(

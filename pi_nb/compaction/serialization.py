@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, MutableSet, Sequence
 from dataclasses import dataclass, field
 
-from pi_nb._js import js_key_order, js_sort_key, js_stringify, utf16_len
+from pi_nb._js import js_sort_key, utf16_len
 from pi_nb.compaction._types import FileListsDict, FileOperationsDict
 from pi_nb.errors import CompactionError
 from pi_nb.messages import AgentMessage, Message, block_text
+from pi_nb.messages import format_tool_call_args as format_tool_call_args  # shared with the offline model
 
 __all__ = [
     "SUMMARIZATION_SYSTEM_PROMPT",
@@ -206,19 +207,6 @@ def _truncate_for_summary(text: str, max_chars: int) -> str:
     return f"{kept}\n\n[... {total - kept_units} more characters truncated]"
 
 
-def _format_tool_call_args(args: object) -> str:
-    if isinstance(args, Mapping):
-        # Object.entries order: array-index keys ascending first (JSON.parse builds objects so too)
-        entries = js_key_order(dict(args))
-    elif isinstance(args, list):
-        entries = [(str(i), v) for i, v in enumerate(args)]
-    elif isinstance(args, str):
-        entries = [(str(i), ch) for i, ch in enumerate(args)]
-    else:
-        raise CompactionError(f"tool call arguments must be an object, got {args!r}")
-    return ", ".join(f"{k}={js_stringify(v)}" for k, v in entries)
-
-
 def serialize_conversation(messages: Sequence[Message]) -> str:
     """Pi's ``serializeConversation`` over LLM messages (call ``convert_to_llm`` first).
 
@@ -250,7 +238,7 @@ def serialize_conversation(messages: Sequence[Message]) -> str:
                     value = block.get("thinking")
                     thinking.append(value if isinstance(value, str) else "")
                 elif kind == "toolCall":
-                    calls.append(f"{block.get('name')}({_format_tool_call_args(block.get('arguments'))})")
+                    calls.append(f"{block.get('name')}({format_tool_call_args(block.get('arguments'))})")
                 elif kind == "text":
                     has_text = True
             if thinking:

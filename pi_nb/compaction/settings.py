@@ -15,15 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+from pi_nb._wire import wire_dict
 from pi_nb.compaction._types import BranchSummarySettingsDict, CompactionSettingsDict, RetrySettingsDict
 from pi_nb.errors import CompactionError, InvalidValueError
 
 __all__ = [
     "DEFAULT_BRANCH_SUMMARY_SETTINGS",
     "DEFAULT_COMPACTION_SETTINGS",
+    "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_MAX_AUTO_COMPACTIONS_PER_PROMPT",
+    "DEFAULT_RESERVE_TOKENS",
     "DEFAULT_RETRY_SETTINGS",
     "BranchSummarySettings",
     "CompactionSettings",
@@ -31,6 +34,12 @@ __all__ = [
     "should_compact",
     "validate_reserve_for_window",
 ]
+
+#: Pi's ``DEFAULT_COMPACTION_SETTINGS.reserveTokens`` (also ``branchSummary.reserveTokens``): the
+#: head-room kept free below the context window, and what sizes the summary requests.
+DEFAULT_RESERVE_TOKENS = 16384
+#: Pi's ``DEFAULT_COMPACTION_SETTINGS.keepRecentTokens``: recent conversation kept verbatim.
+DEFAULT_KEEP_RECENT_TOKENS = 20000
 
 #: How many automatic compactions one prompt may run (pi_nb's own setting; Pi has no limit).
 DEFAULT_MAX_AUTO_COMPACTIONS_PER_PROMPT = 3
@@ -70,8 +79,8 @@ class CompactionSettings:
     """
 
     enabled: bool = True
-    reserve_tokens: int = 16384
-    keep_recent_tokens: int = 20000
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
     max_auto_compactions_per_prompt: int = DEFAULT_MAX_AUTO_COMPACTIONS_PER_PROMPT
     """pi_nb only (``compaction.maxAutoCompactionsPerPrompt``): automatic compactions one prompt may
     run before the turn ends with an error. Pi has no bound; its overflow-retry flag is reset by
@@ -109,8 +118,8 @@ class CompactionSettings:
         data = data or {}
         return cls(
             enabled=_bool_field(data, "enabled", True, "compaction"),
-            reserve_tokens=_int_field(data, "reserveTokens", 16384, "compaction"),
-            keep_recent_tokens=_int_field(data, "keepRecentTokens", 20000, "compaction"),
+            reserve_tokens=_int_field(data, "reserveTokens", DEFAULT_RESERVE_TOKENS, "compaction"),
+            keep_recent_tokens=_int_field(data, "keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS, "compaction"),
             max_auto_compactions_per_prompt=_int_field(
                 data, "maxAutoCompactionsPerPrompt", DEFAULT_MAX_AUTO_COMPACTIONS_PER_PROMPT, "compaction"
             ),
@@ -131,7 +140,7 @@ DEFAULT_COMPACTION_SETTINGS = CompactionSettings()
 class BranchSummarySettings:
     """Pi's ``branchSummary`` settings: the reserve below the window, and whether /tree asks."""
 
-    reserve_tokens: int = 16384
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
     skip_prompt: bool = False
 
     def __post_init__(self) -> None:
@@ -142,13 +151,13 @@ class BranchSummarySettings:
         _non_negative(self.reserve_tokens, "reserveTokens", "branchSummary")
 
     def to_dict(self) -> BranchSummarySettingsDict:
-        return {"reserveTokens": self.reserve_tokens, "skipPrompt": self.skip_prompt}
+        return cast(BranchSummarySettingsDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> BranchSummarySettings:
         data = data or {}
         return cls(
-            reserve_tokens=_int_field(data, "reserveTokens", 16384, "branchSummary"),
+            reserve_tokens=_int_field(data, "reserveTokens", DEFAULT_RESERVE_TOKENS, "branchSummary"),
             skip_prompt=_bool_field(data, "skipPrompt", False, "branchSummary"),
         )
 
@@ -181,7 +190,7 @@ class RetrySettings:
             _non_negative(value, key, "retry")
 
     def to_dict(self) -> RetrySettingsDict:
-        return {"enabled": self.enabled, "maxRetries": self.max_retries, "baseDelayMs": self.base_delay_ms}
+        return cast(RetrySettingsDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> RetrySettings:

@@ -112,5 +112,5 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-# --- magics (pi_nb/notebook/magics.py, the lead) ---------------------------------------------
+# --- magics (the pi_nb/notebook/magics/ package, the lead) ----------------------------------
 # load_ipython_extension / unload_ipython_extension go here (``%load_ext pi_nb``).

@@ -1,23 +1,21 @@
 """What every notebook view shares: the HTML palette, escaping, the static/live view base classes,
-and turning what a user passes (a session, an ``AgentSession``, a file, a directory of session
-files, or a list of those) into session managers.
+and the names of the session-source loader the views use (:mod:`pi_nb.session.source`).
 
 Nothing here imports ipywidgets, pandas or IPython at import time.
 """
 
 from __future__ import annotations
 
-import asyncio
 import html
-import os
 import sys
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NotRequired, TypedDict
 
+from pi_nb._async import run_sync as _engine_run_sync
 from pi_nb.errors import NotebookError
-from pi_nb.session.manager import SessionManager
-from pi_nb.session.paths import session_files_under
-from pi_nb.session.tree_model import load_session_file
+from pi_nb.notebook._mime import filter_bundle
+from pi_nb.session.source import is_agent_session as is_agent_session
+from pi_nb.session.source import open_session_source, split_session_source
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
@@ -157,84 +155,27 @@ class StaticView:
     def _repr_html_(self) -> str:
         return self.to_html()
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
+    def _bundle(self) -> MimeBundle:
+        """Every representation of the view (before ``include``/``exclude``)."""
         return {"text/plain": self.to_text(), "text/html": self.to_html()}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
+        return filter_bundle(self._bundle(), include, exclude)
 
     def __str__(self) -> str:
         return self.to_text()
 
 
-def _agent_session_type() -> type | None:
-    mod = sys.modules.get("pi_nb.agent.session")
-    return getattr(mod, "AgentSession", None) if mod is not None else None
+load_session = open_session_source
+"""ONE session as a :class:`SessionManager` for a view, never writing to disk
+(:func:`pi_nb.session.source.open_session_source`)."""
+
+session_sources = split_session_source
+"""What a user passed split into single sessions (:func:`pi_nb.session.source.split_session_source`)."""
 
 
-def is_agent_session(value: Any) -> bool:
-    """True for a :class:`pi_nb.agent.AgentSession` (checked without importing the agent)."""
-    cls = _agent_session_type()
-    return cls is not None and isinstance(value, cls)
-
-
-def load_session(source: Any) -> SessionManager:
-    """A :class:`SessionManager` for a view, without ever writing to disk.
-
-    A path is read with :func:`pi_nb.session.jsonl.read_session_file` and loaded in memory (an
-    old format is migrated in memory only, a torn last line is left as it is); a list of entries
-    (header optional) is loaded in memory; a manager is used as it is; an ``AgentSession`` gives
-    its manager.
-    """
-    if isinstance(source, SessionManager):
-        return source
-    if is_agent_session(source):
-        sm: SessionManager = source.session_manager
-        return sm
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        if os.path.isdir(path):
-            raise NotebookError(
-                f"{path} is a directory: pass one session file (views take a directory as a list of its files)"
-            )
-        return load_session_file(path)
-    if isinstance(source, Sequence) and not isinstance(source, (str, bytes)):
-        if all(isinstance(e, Mapping) for e in source):
-            return SessionManager.in_memory(None, entries=list(source))
-    raise NotebookError(
-        "a session source must be a SessionManager, an AgentSession, a session file, a directory "
-        f"of session files or a list of those, got {type(source).__name__}"
-    )
-
-
-def session_sources(source: Any) -> list[Any]:
-    """Split what a user passed into single sessions: a directory becomes its ``*.jsonl`` files
-    (sorted), a list of sessions/files/directories is flattened; a list of entry dicts stays one
-    session. Raises :class:`NotebookError` for an empty directory or list."""
-    if isinstance(source, (str, os.PathLike)) and os.path.isdir(os.fspath(source)):
-        files = session_files_under(os.fspath(source))
-        if not files:
-            raise NotebookError(f"no session files (*.jsonl) in {os.fspath(source)}")
-        return list(files)
-    if isinstance(source, (list, tuple)) and not all(isinstance(e, Mapping) for e in source):
-        out: list[Any] = []
-        for item in source:
-            out.extend(session_sources(item))
-        if not out:
-            raise NotebookError("an empty list of sessions")
-        return out
-    if isinstance(source, (list, tuple)) and not source:
-        raise NotebookError("an empty list of sessions")
-    return [source]
-
-
-def run_sync(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine to completion from a widget callback (a worker thread when a loop runs)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    import concurrent.futures
-
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pi_nb-view") as pool:
-        return pool.submit(asyncio.run, coro).result()
+run_sync = _engine_run_sync
+"""Run a coroutine to completion from a widget callback (:func:`pi_nb._async.run_sync`)."""
 
 
 def kernel_has_comms() -> bool:
@@ -278,16 +219,17 @@ class _WidgetView(StaticView):
         raise NotImplementedError
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
-        bundle = super()._repr_mimebundle_(include, exclude)
+        bundle = self._bundle()
         live = kernel_has_comms() if self.live is None else self.live
-        if live:
+        wanted = filter_bundle({MIME_WIDGET: None}, include, exclude)  # build the widget only if asked
+        if live and wanted:
             w = self.widget()
             data = w._repr_mimebundle_()
             if isinstance(data, tuple):  # (data, metadata) in some ipywidgets versions
                 data = data[0]
             if data and MIME_WIDGET in data:
                 bundle[MIME_WIDGET] = data[MIME_WIDGET]
-        return bundle
+        return filter_bundle(bundle, include, exclude)
 
 
 class ViewGroup(StaticView):
@@ -312,15 +254,16 @@ class ViewGroup(StaticView):
         return "\n\n".join(([self.title] if self.title else []) + [v.to_text() for v in self.views])
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
-        bundle = super()._repr_mimebundle_(include, exclude)
-        if kernel_has_comms() and all(isinstance(v, _WidgetView) for v in self.views):
+        bundle = self._bundle()
+        wanted = filter_bundle({MIME_WIDGET: None}, include, exclude)
+        if wanted and kernel_has_comms() and all(isinstance(v, _WidgetView) for v in self.views):
             box = _ipywidgets().VBox([v.widget() for v in self.views])  # type: ignore[attr-defined]
             data = box._repr_mimebundle_()
             if isinstance(data, tuple):
                 data = data[0]
             if data and MIME_WIDGET in data:
                 bundle[MIME_WIDGET] = data[MIME_WIDGET]
-        return bundle
+        return filter_bundle(bundle, include, exclude)
 
 
 Callback = Callable[..., Any]

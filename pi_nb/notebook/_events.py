@@ -1,9 +1,10 @@
 """The event shapes the notebook views read, as TypedDicts.
 
-An ``AgentSession`` listener gets the agent loop's events (:data:`pi_nb.agent.loop.AgentEvent`:
+An ``AgentSession`` listener gets the agent loop's events (:data:`pi_nb.agent.types.AgentEvent`:
 ``message_*``, ``tool_execution_*``, ``turn_*``, ``agent_*``) and the session's own ones. The views
 read the fields of two of the latter, the compaction events that :mod:`pi_nb.compaction.orchestration`
-emits: :class:`CompactionStartEvent` and :class:`CompactionEndEvent`. :data:`ViewEvent` is what a
+emits: :class:`CompactionStartEvent` and :class:`CompactionEndEvent` (defined once in
+:mod:`pi_nb.compaction`, importable from here too). :data:`ViewEvent` is what a
 :class:`~pi_nb.notebook.turn.TurnView` is fed (those, and the ``%%pi`` cell's :class:`RunDoneEvent`).
 
 The ``is_*`` checks narrow a :data:`ViewEvent` to one of the shapes defined here, and, where
@@ -11,19 +12,22 @@ they fail, to the agent's events, which then narrow on ``event["type"]``.
 
 Listeners that only look at an event's ``type`` take any event (``Mapping[str, object]``).
 
-Nothing here imports the agent at run time: :data:`ViewEvent` exists for the type checker only.
+Nothing here imports the agent at run time (only the compaction package's event shapes):
+:data:`ViewEvent` exists for the type checker only.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
+
+from pi_nb.compaction import CompactionEndEvent, CompactionStartEvent
 
 if TYPE_CHECKING:
     from typing import TypeAlias
 
     from typing_extensions import TypeIs
 
-    from pi_nb.agent.loop import AgentEvent
+    from pi_nb.agent.types import AgentEvent
 
 __all__ = [
     "CompactionEndEvent",
@@ -33,30 +37,6 @@ __all__ = [
     "is_compaction_start",
     "is_run_done",
 ]
-
-
-class CompactionStartEvent(TypedDict):
-    """``{type: "compaction_start", reason}``."""
-
-    type: Literal["compaction_start"]
-    reason: Literal["manual", "threshold", "overflow"]
-
-
-class CompactionEndEvent(TypedDict):
-    """``{type: "compaction_end", reason, result, aborted, willRetry, errorMessage?}``.
-
-    ``result`` is ``CompactionResult.to_dict()`` (``summary``, ``firstKeptEntryId``,
-    ``tokensBefore``, ``estimatedTokensAfter``?, ``usage``?, ``details``?; its shape belongs to
-    :mod:`pi_nb.compaction`) or ``None`` when the compaction failed or was cancelled; the views
-    only print its values.
-    """
-
-    type: Literal["compaction_end"]
-    reason: Literal["manual", "threshold", "overflow"]
-    result: dict[str, Any] | None
-    aborted: bool
-    willRetry: bool
-    errorMessage: NotRequired[str]
 
 
 class RunDoneEvent(TypedDict):

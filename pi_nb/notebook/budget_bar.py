@@ -29,7 +29,6 @@ from pi_nb.notebook._base import (
     _WidgetView,
     escape,
     is_agent_session,
-    kernel_has_comms,
     load_session,
     session_sources,
 )
@@ -379,14 +378,12 @@ class BudgetView(_WidgetView):
             self._widget.value = render_budget_html(self.budget, title=self.title)
 
     def _build_widget(self) -> Any:
-        from pi_nb.notebook.tree import _LIVE_VIEWS, _hook_post_execute
+        from pi_nb.notebook.tree import watch_live_view
 
         w = _ipywidgets()
         self._widget = w.HTML(value=render_budget_html(self.budget, title=self.title))
         if self._session is not None:
-            _LIVE_VIEWS.add(self)
-            if kernel_has_comms():
-                _hook_post_execute()
+            watch_live_view(self)
         return self._widget
 
 

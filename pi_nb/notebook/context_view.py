@@ -12,7 +12,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pi_nb._async import run_sync
 from pi_nb._js import js_stringify
+from pi_nb.notebook._mime import filter_bundle
 from pi_nb.providers.base import Context
 from pi_nb.tokens import count_tokens, estimate_tokens
 
@@ -99,10 +101,8 @@ class ContextView:
     @classmethod
     def from_session(cls, session: Any, *, run: Any = None) -> ContextView:
         """The next request of an :class:`~pi_nb.agent.AgentSession` (``run`` executes a coroutine)."""
-        import asyncio
-
         coro = session.build_request_context()
-        context = run(coro) if run is not None else asyncio.run(coro)
+        context = run(coro) if run is not None else run_sync(coro)
         return cls(
             context,
             model=f"{session.model.provider}/{session.model.id}",
@@ -149,4 +149,5 @@ class ContextView:
         return "".join(out)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
-        return {"text/plain": self.to_text(), "text/html": self.to_html()}
+        bundle: MimeBundle = {"text/plain": self.to_text(), "text/html": self.to_html()}
+        return filter_bundle(bundle, include, exclude)

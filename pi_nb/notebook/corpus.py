@@ -22,6 +22,9 @@ fast or faster; Dask pays off with many idle cores or several machines (``distri
 sessions (more work per file), and results kept on the cluster
 (``.persist()``) rather than brought back whole.
 
+The file walking and the worker processes are the engine's (:mod:`pi_nb.analysis.corpus`);
+this module makes the frames, shows the progress bar and builds the Dask graph.
+
 Dask is optional (``pip install "pi_nb[dask]"``); without it :func:`corpus_dask` raises
 :class:`~pi_nb.errors.MissingDependencyError`.
 """
@@ -30,15 +33,16 @@ from __future__ import annotations
 
 import math
 import os
-from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import pandas as pd
 
+from pi_nb.analysis import corpus as _engine
+from pi_nb.analysis.columns import ColumnPick, select_columns
 from pi_nb.errors import MissingDependencyError, NotebookError
 from pi_nb.notebook import frames as _frames
+from pi_nb.session.source import Problem
 
 __all__ = [
     "FRAME_KINDS",
@@ -55,6 +59,8 @@ FRAME_KINDS = ("entries", "messages", "tool_results", "usage", "compactions")
 SCHEMAS: dict[str, dict[str, str]] = _frames.FRAME_DTYPES
 """The fixed dtypes of each frame kind (nullable integers and booleans, ``string``, UTC
 timestamps): the same in memory, in worker processes and on Dask."""
+
+Columns = Mapping[str, ColumnPick]
 
 
 def _schema(kind: str) -> dict[str, str]:
@@ -86,46 +92,11 @@ def _is_na(value: Any) -> bool:
 def corpus_files(source: Any) -> list[str]:
     """The session files of a directory (recursive ``*.jsonl``, sorted as the frames read them),
     a file, or a list of those."""
-    return [f.path for f in _sources(source)]
+    return [f.path for f in _engine.corpus_files(source)]
 
 
-def _sources(source: Any) -> list[Any]:
-    if isinstance(source, (str, os.PathLike)) or (
-        isinstance(source, Iterable) and not isinstance(source, (bytes, Mapping))
-    ):
-        return _frames.file_sources(source)
-    raise NotebookError(
-        f"a corpus is a directory, a session file or a list of them, got {type(source).__name__}"
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# processes, bounded memory
-
-Problems = list[tuple[str, int | None, str]]
 Frames = dict[str, pd.DataFrame]
 """``{kind: frame}`` (pandas has no type information here: a frame is ``Any`` to mypy)."""
-
-
-def _worker(paths: Sequence[Any], kinds: Sequence[str], strict: bool | None) -> tuple[Frames, Problems]:
-    """Worker: the frames of a few files (every file read once) and the problems met. Warnings
-    are not raised here (a worker's would be lost): the caller warns."""
-    if strict:
-        return _frames.session_frames(list(paths), kinds, strict=True), []
-    got, errors = _frames.session_frames(list(paths), kinds, strict=False)
-    problems: Problems = [
-        (str(f), None if pd.isna(n) else int(n), str(r))
-        for f, n, r in errors.itertuples(index=False, name=None)
-    ]
-    return got, problems
-
-
-def _concat(kind: str, parts: list[Any]) -> Any:
-    if not parts:
-        return _frames.frame_of_rows(kind, [])
-    if len(parts) == 1:
-        return parts[0].reset_index(drop=True)
-    return pd.concat(parts, ignore_index=True)
 
 
 def load_corpus(
@@ -137,57 +108,49 @@ def load_corpus(
     in_flight: int | None = None,
     strict: bool | None = None,
     progress: bool | None = None,
+    columns: Columns | None = None,
 ) -> Any:
     """Every session file of ``source`` into the frames ``kinds``: ``{kind: frame}``.
 
     ``workers`` processes (default: the CPU count; ``1`` reads in this process) each read
     ``chunk_size`` files at a time (default: the files split in ``8 * workers`` chunks, at most
     64 files each); at most ``in_flight`` chunks (default ``2 * workers``) are being read at once,
-    so memory holds a bounded number of parsed sessions plus the frames. Every file is read once
-    for all ``kinds``. The frames equal the in-memory ones (``entries_df(source)`` ...).
-    ``strict`` and ``progress`` as in :mod:`pi_nb.notebook.frames` (``strict=False`` returns
-    ``({kind: frame}, errors)``).
+    so memory holds a bounded number of parsed sessions plus the rows. Every file is read once
+    for all ``kinds``; ``columns={kind: [names]}`` reads only those columns of a kind (a
+    :class:`~pi_nb.analysis.columns.Column` of one's own, with ``workers > 1``, needs a value
+    function the worker processes can unpickle: a module-level function). The frames
+    equal the in-memory ones (``entries_df(source)`` ...). ``strict`` and ``progress`` as in
+    :mod:`pi_nb.notebook.frames` (``strict=False`` returns ``({kind: frame}, errors)``).
     """
     for kind in kinds:
         _schema(kind)
-    files = _sources(source)
+    picked = {k: select_columns(k, (columns or {}).get(k)) for k in kinds}
+    files = _engine.corpus_files(source)
     workers = workers or os.cpu_count() or 1
     if chunk_size is not None and chunk_size < 1:
         raise NotebookError(f"chunk_size must be 1 or more, got {chunk_size}")
     if workers <= 1 or len(files) <= 1:
-        return _frames.session_frames(files, kinds, strict=strict, progress=progress)
-    size = chunk_size or min(64, max(1, math.ceil(len(files) / (8 * workers))))
-    chunks = [files[i : i + size] for i in range(0, len(files), size)]
-    parts: dict[str, list[Any]] = {k: [] for k in kinds}
-    problems: Problems = []
+        return _frames.session_frames(files, kinds, strict=strict, progress=progress, columns=columns)
+    rows: dict[str, list[tuple[Any, ...]]] = {k: [] for k in kinds}
+    problems: list[Problem] = []
     bar = _frames.Progress(len(files), progress, "session files")
-
-    def take(future: Future[tuple[Frames, Problems]], n: int) -> None:
-        got, found = future.result()
-        for kind in kinds:
-            parts[kind].append(got[kind])
-        if strict is None:
-            by_file: dict[str, Problems] = {}
-            for p in found:
-                by_file.setdefault(p[0], []).append(p)
-            for path, file_problems in by_file.items():
-                _frames.warn_problems(path, file_problems)
-        problems.extend(found)
-        bar.update(n)
-
-    limit = max(1, in_flight or 2 * workers)
-    pending: deque[tuple[Future[tuple[Frames, Problems]], int]] = deque()
     try:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for chunk in chunks:
-                pending.append((pool.submit(_worker, chunk, list(kinds), strict), len(chunk)))
-                if len(pending) >= limit:
-                    take(*pending.popleft())
-            while pending:
-                take(*pending.popleft())
+        for got, found, n in _engine.corpus_chunks(
+            files,
+            kinds,
+            workers=workers,
+            chunk_size=chunk_size,
+            in_flight=in_flight,
+            strict=strict,
+            columns=columns,
+        ):
+            for kind in kinds:
+                rows[kind].extend(got[kind])
+            problems.extend(found)
+            bar.update(n)
     finally:
         bar.close()
-    frames = {kind: _concat(kind, parts[kind]) for kind in kinds}
+    frames = {kind: _frames._frame(picked[kind], rows[kind]) for kind in kinds}
     return frames if strict is not False else (frames, _frames.errors_frame(problems))
 
 
@@ -195,8 +158,10 @@ def load_corpus(
 # Dask
 
 
-def _partition(paths: Sequence[Any], kinds: Sequence[str], strict: bool | None) -> Frames:
-    got = _frames.session_frames(list(paths), kinds, strict=strict)
+def _partition(
+    paths: Sequence[Any], kinds: Sequence[str], strict: bool | None, columns: Any = None
+) -> Frames:
+    got = _frames.session_frames(list(paths), kinds, strict=strict, columns=columns)
     return cast(Frames, got[0] if strict is False else got)
 
 
@@ -210,6 +175,7 @@ def corpus_dask(
     *,
     files_per_partition: int = 64,
     strict: bool | None = None,
+    columns: Columns | None = None,
 ) -> Any:
     """The frame ``kind`` of every session file of ``source`` as a ``dask.dataframe`` (or, for a
     list of kinds, ``{kind: dask.dataframe}`` whose partitions share one read of each file).
@@ -221,7 +187,7 @@ def corpus_dask(
     ``.compute().reset_index(drop=True)`` for one frame. A progress bar: ``dask.diagnostics``'
     ``ProgressBar`` for the local schedulers, ``distributed.progress`` on a cluster. ``strict``
     as in :mod:`pi_nb.notebook.frames` (``False`` drops the problems; the warnings of
-    ``None`` go to the workers' logs).
+    ``None`` go to the workers' logs); ``columns={kind: [names]}`` reads only those columns.
     """
     try:
         import dask
@@ -238,15 +204,15 @@ def corpus_dask(
         _schema(k)
     if files_per_partition < 1:
         raise NotebookError(f"files_per_partition must be 1 or more, got {files_per_partition}")
-    files = _sources(source)
-    metas = {k: _frames.frame_of_rows(k, []) for k in kinds}
+    files = _engine.corpus_files(source)
+    metas = {k: _frames.frame_of_rows(k, [], columns=(columns or {}).get(k)) for k in kinds}
     out: dict[str, Any] = {}  # {kind: dask.dataframe} (Dask has no type information here)
     with dask.config.set({"dataframe.convert-string": False}):
         if not files:
             out = {k: dd.from_pandas(metas[k], npartitions=1) for k in kinds}
         else:
             bag = db.from_sequence(files, partition_size=files_per_partition)
-            parts = [delayed(_partition)(part, kinds, strict) for part in bag.to_delayed()]
+            parts = [delayed(_partition)(part, kinds, strict, columns) for part in bag.to_delayed()]
             for k in kinds:
                 pieces = [delayed(_pick)(p, k) for p in parts]
                 out[k] = dd.from_delayed(pieces, meta=metas[k], verify_meta=False)

@@ -29,6 +29,7 @@ from pi_nb.notebook._base import (
     escape,
     kernel_has_comms,
 )
+from pi_nb.notebook._mime import filter_bundle
 from pi_nb.session.tail import SessionTail
 
 __all__ = ["SessionFollower", "follow"]
@@ -245,7 +246,7 @@ class SessionFollower(StaticView):
                 data = data[0]
             if data and MIME_WIDGET in data:
                 bundle[MIME_WIDGET] = data[MIME_WIDGET]
-        return bundle
+        return filter_bundle(bundle, include, exclude)
 
 
 def follow(

@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pi_nb._async import run_sync
 from pi_nb._js import UNDEFINED, Undefined
 from pi_nb.errors import InvalidMessageError, NotebookError
 from pi_nb.notebook._base import (
@@ -33,7 +34,6 @@ from pi_nb.notebook._base import (
     kernel_has_comms,
     load_session,
     markdown_html,
-    run_sync,
     session_sources,
 )
 from pi_nb.session.tree_model import FILTER_MODES, SessionTreeModel, TreeRow
@@ -42,9 +42,11 @@ from pi_nb.tokens import DEFAULT_ENCODING
 __all__ = [
     "SUMMARY_CHOICES",
     "SessionTreeView",
+    "refresh_live_views",
     "render_tree_html",
     "render_tree_text",
     "session_tree",
+    "watch_live_view",
 ]
 
 NavigateCallback = Callable[[str, bool, "str | None"], Any]
@@ -222,6 +224,14 @@ def refresh_live_views() -> int:
         except Exception:  # a view must never break the kernel; the error shows in its status
             pass
     return n
+
+
+def watch_live_view(view: Any) -> None:
+    """Keep ``view`` redrawn after each cell (:func:`refresh_live_views`; held weakly), hooking the
+    kernel's ``post_execute`` event once when there is a kernel that can talk to widgets."""
+    _LIVE_VIEWS.add(view)
+    if kernel_has_comms():
+        _hook_post_execute()
 
 
 def _hook_post_execute() -> None:
@@ -535,9 +545,7 @@ class SessionTreeView(_WidgetView):
         )
         self._widget = box
         self._sync()
-        _LIVE_VIEWS.add(self)
-        if kernel_has_comms():
-            _hook_post_execute()
+        watch_live_view(self)
         return box
 
     def _guard(self, action: Callable[[], Any]) -> None:

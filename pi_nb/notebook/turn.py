@@ -27,6 +27,7 @@ from pi_nb.errors import AgentError
 from pi_nb.messages import AgentMessage, AssistantMessage, block_text
 from pi_nb.notebook._base import markdown_html
 from pi_nb.notebook._events import is_compaction_end, is_compaction_start, is_run_done
+from pi_nb.notebook._mime import filter_bundle
 from pi_nb.truncation import format_size
 
 if TYPE_CHECKING:
@@ -436,7 +437,7 @@ class TurnView:
         return {"text/plain": self.to_text(), "text/html": self.to_html()}
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> MimeBundle:
-        return self.bundle()
+        return filter_bundle(self.bundle(), include, exclude)
 
 
 class TurnMetadataFields(TypedDict):
@@ -518,4 +519,4 @@ class TurnResult:
             "text/plain": self._summary(),
             "text/html": f'<code style="color:#64748b">{_esc(self._summary())}</code>',
         }
-        return data, self.metadata()
+        return filter_bundle(data, include, exclude), self.metadata()

@@ -21,6 +21,7 @@ from typing import Any, TypedDict
 import pandas as pd
 
 from pi_nb.budget import format_tokens
+from pi_nb.compaction.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from pi_nb.errors import NotebookError
 from pi_nb.notebook.plots import _figure
 from pi_nb.session.paths import session_files_under
@@ -370,8 +371,8 @@ def sweep_df(
     sources: Any,
     *,
     context_window: Sequence[int],
-    reserve_tokens: Sequence[int] = (16384,),
-    keep_recent_tokens: Sequence[int] = (20000,),
+    reserve_tokens: Sequence[int] = (DEFAULT_RESERVE_TOKENS,),
+    keep_recent_tokens: Sequence[int] = (DEFAULT_KEEP_RECENT_TOKENS,),
     summary_tokens: int | None = None,
     usage: str = "rebase",
     workers: int = 1,

@@ -1,6 +1,7 @@
 """Model providers: the :class:`Model` protocol, the offline default, the scripted test seam,
-pi-ai 0.85.0's model catalog with costs, and (optional extras) the four wire APIs pi-ai speaks for
-the runnable catalog: Chat Completions, Responses, Anthropic Messages and Mistral's chat API."""
+pi-ai 0.85.0's model catalog with costs, and (optional extras) the wire APIs pi-ai speaks for the
+runnable catalog: Chat Completions, Responses, Anthropic Messages, Mistral's chat API, Gemini's API
+and Vertex AI."""
 
 from __future__ import annotations
 

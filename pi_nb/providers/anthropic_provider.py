@@ -49,7 +49,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from pi_nb.messages import AssistantContent, ErrorReason, StopReason
 from pi_nb.providers._pi_ai_util import (
@@ -1000,6 +1000,10 @@ def _or0(value: Any) -> Any:
 
 class AnthropicModel(RemoteModel):
     """A model on the ``anthropic-messages`` API (Anthropic's or a compatible service)."""
+
+    #: what a turn imports, and the pi_nb extra that installs it (the provider table's row)
+    sdk_module: ClassVar[str | None] = "httpx"
+    extra: ClassVar[str] = "anthropic"
 
     api = "anthropic-messages"
     default_provider = "anthropic"

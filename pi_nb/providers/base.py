@@ -24,12 +24,14 @@ from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 from pi_nb.errors import InvalidValueError
 from pi_nb.messages import (
+    THINKING_LEVELS,
     AssistantContent,
     AssistantMessage,
     AssistantMessageEvent,
     Message,
     StopReason,
     Usage,
+    validate_thinking_level,
 )
 
 __all__ = [
@@ -53,16 +55,6 @@ __all__ = [
 ]
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
-
-#: Pi 0.85's thinking levels (``VALID_THINKING_LEVELS`` of pi-coding-agent), in order.
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
-
-
-def validate_thinking_level(level: object, what: str = "thinking level") -> str:
-    """``level`` if it is one of Pi's thinking levels, else :class:`~pi_nb.errors.InvalidValueError`."""
-    if not isinstance(level, str) or level not in THINKING_LEVELS:
-        raise InvalidValueError(f"{what} must be one of {', '.join(THINKING_LEVELS)}; got {level!r}")
-    return level
 
 
 def _positive_int(value: object, what: str) -> int:

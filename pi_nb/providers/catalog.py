@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from types import MappingProxyType
 from typing import Any, NotRequired, TypedDict, cast
 
+from pi_nb._catalog_data import bundled_catalog
+from pi_nb._wire import wire_dict
 from pi_nb.errors import InvalidMessageError, ProviderError
 from pi_nb.messages import Usage, UsageCost
 from pi_nb.session.types import SessionEntry
@@ -139,13 +139,7 @@ class CostTier:
 
     def to_dict(self) -> CostTierDict:
         """Pi's shape: ``{inputTokensAbove, input, output, cacheRead, cacheWrite}``."""
-        return {
-            "inputTokensAbove": self.input_tokens_above,
-            "input": self.input,
-            "output": self.output,
-            "cacheRead": self.cache_read,
-            "cacheWrite": self.cache_write,
-        }
+        return cast(CostTierDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 _COST_KEYS = {"input": "input", "output": "output", "cacheRead": "cache_read", "cacheWrite": "cache_write"}
@@ -288,8 +282,7 @@ class _Catalog:
 
 @cache
 def _catalog() -> _Catalog:
-    text = resources.files("pi_nb").joinpath("_data", "models.json").read_text(encoding="utf-8")
-    data = json.loads(text)
+    data = bundled_catalog()
     providers = {p: tuple(ModelSpec.from_dict(m) for m in models) for p, models in data["providers"].items()}
     by_key = {(s.provider, s.id): s for specs in providers.values() for s in specs}
     info = {k: data[k] for k in ("source", "generatedAt", "modelCount", "providerCount")}
@@ -299,6 +292,12 @@ def _catalog() -> _Catalog:
         by_key=MappingProxyType(by_key),
         api_key_env=MappingProxyType({p: tuple(v) for p, v in data["apiKeyEnv"].items()}),
     )
+
+
+def builtin_models(provider: str) -> tuple[ModelSpec, ...]:
+    """The bundled catalog's own models of ``provider`` (``()`` for a provider it does not know),
+    before the agent dir's ``models.json`` adds or changes any."""
+    return _catalog().providers.get(provider, ())
 
 
 def catalog_info() -> CatalogInfo:
@@ -315,7 +314,7 @@ def catalog_info() -> CatalogInfo:
 
 def _agent_models() -> Mapping[str, tuple[ModelSpec, ...]]:
     """The providers the agent dir's ``models.json`` adds or changes, with their models."""
-    from pi_nb.resources.models_json import agent_models
+    from pi_nb.providers.models_json import agent_models
 
     return agent_models()[1]
 

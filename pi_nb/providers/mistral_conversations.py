@@ -37,7 +37,7 @@ import codecs
 import contextlib
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from pi_nb._js import js_json_parse_v8, js_stringify, js_trim, js_truthy
 from pi_nb.messages import ErrorEvent, StopReason, ToolCall
@@ -381,6 +381,10 @@ def _parse_event(raw: str) -> Any:
 
 class MistralConversationsModel(RemoteModel):
     """A Mistral model over Mistral's chat API, the way pi-ai's ``mistral-conversations`` runs it."""
+
+    #: what a turn imports, and the pi_nb extra that installs it (the provider table's row)
+    sdk_module: ClassVar[str | None] = "httpx"
+    extra: ClassVar[str] = "mistral"
 
     api = "mistral-conversations"
     default_provider = "mistral"

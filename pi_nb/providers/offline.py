@@ -353,9 +353,9 @@ class OfflineModel(Model):
     ) -> str | None:
         """Why ``action`` is not run again, when a summary in the context records its result as too
         big and this request leaves no room for it; else ``None``."""
-        from pi_nb.compaction.serialization import _format_tool_call_args
+        from pi_nb.messages import format_tool_call_args
 
-        call = f"{action.tool}({_format_tool_call_args(action.arguments)})"
+        call = f"{action.tool}({format_tool_call_args(action.arguments)})"
         for m in messages:
             if not _is_summary(m):
                 continue

@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from pi_nb._js import js_json_parse, js_stringify, js_truthy
 from pi_nb.messages import AssistantContent, AssistantMessage, ErrorReason, ThinkingContent
@@ -1041,6 +1041,10 @@ class OpenAICompatModel(RemoteModel):
     ``StreamOptions.extra`` ``{"max_retries": n, "max_retry_delay_ms": ms}`` asks for pi-ai's
     retry policy (408, 409, 429, 5xx and failed connections, ``retry-after`` up to 60 s).
     """
+
+    #: what a turn imports, and the pi_nb extra that installs it (the provider table's row)
+    sdk_module: ClassVar[str | None] = "openai"
+    extra: ClassVar[str] = "openai"
 
     api = "openai-completions"
     default_provider = "openai"

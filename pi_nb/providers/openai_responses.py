@@ -39,7 +39,7 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from pi_nb._js import js_json_parse_v8, js_stringify, js_truthy
 from pi_nb.messages import (
@@ -407,10 +407,12 @@ def convert_responses_tools(
     supports_strict_mode: bool = True,
     supports_openai_grammar_tools: bool = False,
     defer_loading: bool = False,
+    strict_null: bool = False,
 ) -> list[dict[str, Any]]:
     """pi-ai's ``convertResponsesTools``: ``{type: "function", name, description, parameters
     [, defer_loading][, strict]}`` (``strict`` only where the model takes it), or a ``custom`` tool
-    with its grammar for a grammar tool on a model that takes them."""
+    with its grammar for a grammar tool on a model that takes them. ``strict_null``: pi-ai's
+    ``strict: null`` option (Codex): a tool no schema rule constrains is sent with ``strict: null``."""
     out: list[dict[str, Any]] = []
     for tool in tools:
         grammar = resolve_grammar_constrained_sampling(tool, supports_openai_grammar_tools)
@@ -430,7 +432,9 @@ def convert_responses_tools(
             out.append(custom)
             continue
         constrained = resolve_json_schema_strict_sampling(tool, supports_strict_mode)
-        use_strict = constrained if constrained is not None else bool(strict)
+        use_strict: bool | None = constrained if constrained is not None else bool(strict)
+        if constrained is None and strict_null:
+            use_strict = None
         entry: dict[str, Any] = {
             "type": "function",
             "name": tool.get("name"),
@@ -505,6 +509,9 @@ def _js_text(value: Any, missing: bool = False) -> str:
     return "undefined" if missing else js_string(value)
 
 
+_NO_TIER_PRICING: Any = object()  # an API without service-tier pricing (Azure)
+
+
 class _StreamError(Exception):
     """A failure reported inside the stream (its text is the message)."""
 
@@ -518,6 +525,10 @@ class OpenAIResponsesProvider(RemoteModel):
     hand ``thinking_level_map``, ``supports_developer_role`` and ``supports_strict_mode`` (they
     override the entry's ``thinkingLevelMap`` and ``compat`` flags).
     """
+
+    #: what a turn imports, and the pi_nb extra that installs it (the provider table's row)
+    sdk_module: ClassVar[str | None] = "openai"
+    extra: ClassVar[str] = "openai"
 
     api = "openai-responses"
     default_provider = "openai"
@@ -676,15 +687,13 @@ class OpenAIResponsesProvider(RemoteModel):
         api_key: str,
         session_id: str | None,
         extra: Mapping[str, Any],
-        messages: Sequence[Mapping[str, Any]] = (),
+        options: Mapping[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any]]:
         """pi-ai's ``createClient``: the SDK client, and the headers each request removes
-        (GitHub Copilot's per-request headers from ``messages``, the turn's)."""
+        (``options``: the request's stream options, for the APIs whose client reads them)."""
         openai = _require_openai()
         compat = get_compat(model)
         headers: dict[str, Any] = {"User-Agent": pi_user_agent(), **(model.get("headers") or {})}
-        if model.get("provider") == "github-copilot":
-            headers.update(copilot_dynamic_headers(messages))
         if session_id:
             if compat["sessionAffinityFormat"] == "openrouter":
                 headers["x-session-id"] = session_id
@@ -749,7 +758,7 @@ class OpenAIResponsesProvider(RemoteModel):
                 key = self._env_key()
             except Exception:
                 key = None
-            output["errorMessage"] = redact_key(api_error_message(self.api, error), key)
+            output["errorMessage"] = redact_key(self._error_text(error), key)
             return {"type": "error", "reason": "aborted" if aborted else "error", "error": output}
 
         if auth_error is not None:
@@ -757,11 +766,14 @@ class OpenAIResponsesProvider(RemoteModel):
             return
         try:
             extra_headers = self._request_headers(model, opts.session_id)
+            if model.get("provider") == "github-copilot":
+                # pi-ai's createClient: Copilot's per-request headers, under the caller's
+                extra_headers = {**copilot_dynamic_headers(context.messages), **extra_headers}
             api_key = self._api_key(model, extra_headers)
             stream_options = self._options(model, context, opts)
             retention = resolve_cache_retention(stream_options.get("cacheRetention"))
             cache_session = None if retention == "none" else opts.session_id
-            client, omitted = self._client(model, api_key, cache_session, extra_headers, context.messages)
+            client, omitted = self._client(model, api_key, cache_session, extra_headers, stream_options)
             params = self._params(model, context, stream_options)
             openai = _require_openai()
 
@@ -795,7 +807,7 @@ class OpenAIResponsesProvider(RemoteModel):
             if opts.signal is not None and opts.signal.aborted:
                 raise _StreamError("Request was aborted")
             if output["stopReason"] == "pending":
-                raise _StreamError("OpenAI Responses stream ended without a stop reason")
+                raise _StreamError(self._no_stop_reason_text)
             if output["stopReason"] in ("aborted", "error"):
                 raise _StreamError(output.get("errorMessage") or "An unknown error occurred")
         except Exception as error:
@@ -807,6 +819,24 @@ class OpenAIResponsesProvider(RemoteModel):
             except Exception:  # pragma: no cover - closing a finished stream
                 pass
         yield {"type": "done", "reason": output["stopReason"], "message": output}
+
+    # -- the hooks of the APIs built on this one (Azure OpenAI, Codex)
+
+    #: the error text of a stream that ended with its stop reason still pending
+    _no_stop_reason_text = "OpenAI Responses stream ended without a stop reason"
+
+    def _error_text(self, error: BaseException) -> str:
+        """The ``errorMessage`` of a failed request or stream (pi-ai's catch block)."""
+        return api_error_message(self.api, error)
+
+    def _events(self, response: Any, output: AssistantMessage, opts: StreamOptions) -> AsyncIterator[Any]:
+        """The server's events of a streamed response (as the JavaScript SDK reads them)."""
+        return iter_openai_sse_json(response)
+
+    def _pricing_service_tier(self, response_tier: Any, request_tier: Any) -> Any:
+        """The service tier whose price multiplier applies to the usage (the response's, else the
+        request's); ``_NO_TIER_PRICING`` where the API prices no tier."""
+        return request_tier if response_tier is None else response_tier
 
     async def _process(
         self,
@@ -925,10 +955,10 @@ class OpenAIResponsesProvider(RemoteModel):
                     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
                 }
             apply_cost(output["usage"], self.cost_function)
-            tier = resp.get("service_tier")
-            if tier is None:
-                tier = stream_options.get("serviceTier")
-            multiplier = _service_tier_multiplier(str(model.get("id")), tier)
+            tier = self._pricing_service_tier(resp.get("service_tier"), stream_options.get("serviceTier"))
+            multiplier = (
+                1 if tier is _NO_TIER_PRICING else _service_tier_multiplier(str(model.get("id")), tier)
+            )
             if multiplier != 1:
                 cost: Any = output["usage"]["cost"]
                 for name in ("input", "output", "cacheRead", "cacheWrite"):
@@ -952,7 +982,7 @@ class OpenAIResponsesProvider(RemoteModel):
             if stop == "stop" and any(b.get("type") == "toolCall" for b in blocks):
                 out["stopReason"] = "toolUse"
 
-        async for raw_event in iter_openai_sse_json(response):
+        async for raw_event in self._events(response, output, opts):
             if opts.signal is not None and opts.signal.aborted:
                 return  # the SDK ends an aborted stream quietly; the caller reports the abort
             event = _as_dict(raw_event)

@@ -9,14 +9,14 @@ of pi-ai 0.85.0's catalog.
   ``OPENROUTER_API_KEY``...). A base URL with ``{PLACEHOLDERS}`` (Cloudflare's account and gateway)
   takes them from the environment variables of the same name.
 * The agent dir's ``models.json`` (``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``) applies as Pi
-  applies it (:mod:`pi_nb.resources.models_json`): its custom providers' models (Ollama, vLLM,
+  applies it (:mod:`pi_nb.providers.models_json`): its custom providers' models (Ollama, vLLM,
   LM Studio, a proxy...) are ``"provider/model-id"`` specs like catalog ones, and its changes to a
   built-in provider (``baseUrl``, ``compat``, added models, ``modelOverrides``) change that
   provider's models. The model object carries pi-ai's model dict (``pi_ai_model()``); its key is
   the ``apiKey`` models.json gives (``"$VAR"`` names the variable; a literal or ``"!command"`` is
   resolved as Pi resolves it), and ``model.request_headers()`` gives the headers models.json adds
   to each request. A models.json Pi would reject raises
-  :class:`~pi_nb.resources.models_json.ModelsJsonError` with Pi's message and the file's path for
+  :class:`~pi_nb.providers.models_json.ModelsJsonError` with Pi's message and the file's path for
   the providers it concerns (a broken file only warns when a catalog model is asked for).
 * An id the catalog does not have, for a provider it has, needs ``context_window=`` (the window
   is not guessed); without it the error lists the provider's close ids.
@@ -26,9 +26,13 @@ of pi-ai 0.85.0's catalog.
   ``$ANTHROPIC_BASE_URL`` replaces Anthropic's URL the same way.
   Any other provider name is an error, unless ``base_url=`` and ``context_window=`` say where and
   how big (a self-hosted OpenAI-compatible server).
-* pi_nb speaks ``anthropic-messages``, ``openai-completions``, ``openai-responses`` and
-  ``mistral-conversations`` (Mistral's own chat API). A catalog model on
-  another API (Bedrock, Vertex, Gemini's own API...) is still known to :func:`find_model`, budgets
+* pi_nb speaks the APIs of its provider table (:func:`provider_table`, ``SPOKEN_APIS``):
+  ``anthropic-messages``, ``openai-completions``, ``openai-responses``, ``mistral-conversations``
+  (Mistral's own chat API), ``azure-openai-responses`` (Azure OpenAI) and
+  ``openai-codex-responses`` (ChatGPT's Codex backend, with a ChatGPT sign-in token),
+  ``google-generative-ai`` (Gemini's API), ``google-vertex`` (Vertex AI) and
+  ``bedrock-converse-stream`` (Amazon Bedrock's Converse API, with AWS credentials). A catalog
+  model on another API is still known to :func:`find_model`, budgets
   and cost analysis; asking to run it raises :class:`UnsupportedApiError`, which names the APIs
   pi_nb speaks.
 
@@ -40,14 +44,16 @@ protocol (``api="openai-completions"`` for an OpenAI model over Chat Completions
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import re
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pi_nb.errors import ProviderError
-from pi_nb.providers.base import Model
+from pi_nb.providers.base import Model, RemoteModel
 from pi_nb.providers.catalog import (
     ModelSpec,
     UnknownModelError,
@@ -60,21 +66,93 @@ from pi_nb.providers.catalog import (
     unknown_provider_text,
 )
 
-__all__ = ["SPOKEN_APIS", "MissingProviderSettingError", "UnsupportedApiError", "get_model", "model_spec"]
+__all__ = [
+    "SPOKEN_APIS",
+    "MissingProviderSettingError",
+    "ProviderEntry",
+    "UnsupportedApiError",
+    "get_model",
+    "model_spec",
+    "provider_class",
+    "provider_entry",
+    "provider_table",
+]
 
-#: The wire protocols pi_nb can run a turn over.
-SPOKEN_APIS: tuple[str, ...] = (
-    "anthropic-messages",
-    "openai-completions",
-    "openai-responses",
-    "mistral-conversations",
+
+@dataclass(frozen=True)
+class ProviderEntry:
+    """One API pi_nb speaks: where its provider class lives (imported only when a model of that API
+    is made), the pi_nb extra that installs what a turn needs, and the module a turn imports (the
+    SDK, or ``httpx`` for the providers that send over it directly; ``None`` for nothing beyond
+    pi_nb's own dependencies)."""
+
+    api: str  # pi-ai's API id (a catalog model's "api")
+    module: str  # the provider's module
+    class_name: str  # the provider class in that module
+    extra: str  # pip install 'pi_nb[<extra>]'
+    sdk_module: str | None  # what a turn imports (checked before the first turn)
+
+
+# The one table of the APIs pi_nb speaks, in the order its messages list them. Adding a provider is
+# one module (its class declares the same ``extra`` and ``sdk_module``), one line here, its tests.
+# fmt: off
+_PROVIDERS: tuple[ProviderEntry, ...] = (
+    #             pi-ai API id               module                                         class                             extra                     SDK a turn imports
+    ProviderEntry("anthropic-messages",      "pi_nb.providers.anthropic_provider",          "AnthropicModel",                 "anthropic",              "httpx"),
+    ProviderEntry("openai-completions",      "pi_nb.providers.openai_compat",               "OpenAICompatModel",              "openai",                 "openai"),
+    ProviderEntry("openai-responses",        "pi_nb.providers.openai_responses",            "OpenAIResponsesProvider",        "openai",                 "openai"),
+    ProviderEntry("mistral-conversations",   "pi_nb.providers.mistral_conversations",       "MistralConversationsModel",      "mistral",                "httpx"),
+    ProviderEntry("azure-openai-responses",  "pi_nb.providers.azure_openai_responses",      "AzureOpenAIResponsesProvider",   "azure-openai-responses", "openai"),
+    ProviderEntry("openai-codex-responses",  "pi_nb.providers.openai_codex_responses",      "OpenAICodexResponsesProvider",   "openai-codex-responses", "httpx"),
+    ProviderEntry("google-generative-ai",    "pi_nb.providers.google_generative_ai",        "GoogleGenerativeAIModel",        "google-generative-ai",   "httpx"),
+    ProviderEntry("google-vertex",           "pi_nb.providers.google_vertex",               "GoogleVertexModel",              "google-vertex",          "google.auth"),
+    ProviderEntry("bedrock-converse-stream", "pi_nb.providers.bedrock_converse_stream",     "BedrockConverseStreamModel",     "bedrock-converse-stream", "botocore"),
 )
+# fmt: on
+_BY_API: dict[str, ProviderEntry] = {entry.api: entry for entry in _PROVIDERS}
 
-# Providers whose key is a sign-in token pi-ai exchanges (OAuth), which pi_nb does not do.
-# (github-copilot runs: pi_nb.auth exchanges its token; RemoteModel.resolve_auth.)
-_SIGN_IN = {
-    "openai-codex": "a ChatGPT sign-in",
-}
+#: The wire protocols pi_nb can run a turn over (the APIs of the provider table).
+SPOKEN_APIS: tuple[str, ...] = tuple(entry.api for entry in _PROVIDERS)
+
+
+def provider_table() -> tuple[ProviderEntry, ...]:
+    """Every API pi_nb speaks, as :class:`ProviderEntry` rows (module, class, extra, SDK module)."""
+    return _PROVIDERS
+
+
+def provider_entry(api: str) -> ProviderEntry | None:
+    """The table row of ``api`` (a pi-ai API id), or ``None`` when pi_nb does not speak it."""
+    return _BY_API.get(api)
+
+
+def provider_class(api: str) -> type[RemoteModel]:
+    """The provider class of ``api``, imported now; :class:`UnsupportedApiError` when pi_nb does not
+    speak the API or this installation lacks its module."""
+    entry = _BY_API.get(api)
+    if entry is None:
+        raise UnsupportedApiError(f"pi_nb does not speak the {api} API: it speaks {', '.join(SPOKEN_APIS)}")
+    try:
+        module = importlib.import_module(entry.module)
+    except ModuleNotFoundError as error:
+        if error.name != entry.module:
+            raise
+        hint = (
+            "; pass api='openai-completions' to use Chat Completions instead"
+            if api == "openai-responses"
+            else ""
+        )
+        label = "Responses" if api == "openai-responses" else api
+        raise UnsupportedApiError(
+            f"the {api} API needs pi_nb's {label} provider ({entry.module}), which this pi_nb does not have{hint}"
+        ) from error
+    cls: type[RemoteModel] = getattr(module, entry.class_name)
+    return cls
+
+
+# Providers whose key is a sign-in token pi-ai exchanges (OAuth), which pi_nb does not do: none
+# now (GitHub Copilot's token exchange and the ChatGPT sign-in run through pi_nb.auth,
+# RemoteModel.resolve_auth).
+_SIGN_IN: dict[str, str] = {}
 
 _LOCAL_DEFAULTS = {"ollama": (32_768, 8_192)}
 
@@ -213,7 +291,8 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
             "the model is known for budgets and costs (pi_nb.find_model). Use the model through "
             "its own provider (e.g. openai/... or anthropic/...)"
         )
-    if kwargs.get("base_url") and "base_url" not in overrides:
+    if kwargs.get("base_url") and "base_url" not in overrides and api != "google-vertex":
+        # (Vertex's catalog URL keeps its {location}: pi-ai builds the host from the location)
         kwargs["base_url"] = _fill_placeholders(kwargs["base_url"].rstrip("/"), spec)
     key_env = provider_api_key_env(provider)
     configured_key = _models_json_key_env(custom, provider) if custom is not None else None
@@ -226,7 +305,7 @@ def get_model(spec: str = "offline", **overrides: Any) -> Model:
     kwargs.update(overrides)
     model = _construct(api, provider, model_id, kwargs)
     if custom is not None:
-        from pi_nb.resources.models_json import resolve_request_headers
+        from pi_nb.providers.models_json import resolve_request_headers
 
         loaded = custom[0]
         key_name = getattr(model, "api_key_env", "") or ""
@@ -266,9 +345,9 @@ def list_models_json_catalog_providers() -> list[str]:
 
 def _models_json_entry(spec: str, provider: str, model_id: str) -> tuple[Any, Mapping[str, Any]] | None:
     """The agent dir's models.json and its entry for ``provider`` (``None`` when it has none);
-    raises :class:`~pi_nb.resources.models_json.ModelsJsonError` when the file, that entry or that
+    raises :class:`~pi_nb.providers.models_json.ModelsJsonError` when the file, that entry or that
     model cannot be used, and warns when a broken file leaves a catalog provider as it is."""
-    from pi_nb.resources.models_json import ModelsJsonError, load_models_json, refused_model
+    from pi_nb.providers.models_json import ModelsJsonError, load_models_json, refused_model
 
     loaded = load_models_json()
     if loaded.config_error is not None:
@@ -295,7 +374,7 @@ def _models_json_key_env(custom: tuple[Any, Mapping[str, Any]], provider: str) -
     ``"$NAME"``/``"${NAME}"`` is that variable; a literal, a ``!command`` or a template is resolved
     now (as Pi resolves it) into ``PI_NB_MODELS_JSON_KEY_<PROVIDER>``, a variable of this process
     only, registered as a secret. ``None`` when models.json gives no key."""
-    from pi_nb.resources.models_json import resolve_config_value_or_raise
+    from pi_nb.providers.models_json import resolve_config_value_or_raise
 
     raw = custom[1].get("apiKey")
     if not isinstance(raw, str):
@@ -310,29 +389,9 @@ def _models_json_key_env(custom: tuple[Any, Mapping[str, Any]], provider: str) -
 
 
 def _construct(api: str, provider: str, model_id: str, kwargs: dict[str, Any]) -> Model:
-    if api == "anthropic-messages":
-        from pi_nb.providers.anthropic_provider import AnthropicModel
-
-        return AnthropicModel(model_id, provider=provider, **kwargs)
-    if api == "openai-responses":
-        try:
-            from pi_nb.providers.openai_responses import (  # type: ignore[import-not-found,unused-ignore]
-                OpenAIResponsesProvider,
-            )
-        except ModuleNotFoundError as error:
-            if error.name != "pi_nb.providers.openai_responses":
-                raise
-            raise UnsupportedApiError(
-                f"{provider}/{model_id} uses the openai-responses API, and this pi_nb has no Responses "
-                "provider (pi_nb.providers.openai_responses); pass api='openai-completions' to use "
-                "Chat Completions instead"
-            ) from error
-        model: Model = OpenAIResponsesProvider(model_id, provider=provider, **kwargs)
-        return model
-    if api == "mistral-conversations":
-        from pi_nb.providers.mistral_conversations import MistralConversationsModel
-
-        return MistralConversationsModel(model_id, provider=provider, **kwargs)
-    from pi_nb.providers.openai_compat import OpenAICompatModel
-
-    return OpenAICompatModel(model_id, provider=provider, **kwargs)
+    """The model object of ``api``'s provider class (the table's row, imported now)."""
+    try:
+        cls = provider_class(api)
+    except UnsupportedApiError as error:
+        raise UnsupportedApiError(f"{provider}/{model_id}: {error}") from error.__cause__
+    return cls(model_id, provider=provider, **kwargs)

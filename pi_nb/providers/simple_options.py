@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from pi_nb._js import js_stringify, utf16_len
 from pi_nb.messages import Message, Usage
+from pi_nb.providers.base import THINKING_LEVELS
 
 __all__ = [
     "CONTEXT_SAFETY_TOKENS",
@@ -54,7 +55,8 @@ DEFAULT_THINKING_BUDGETS: Final[Mapping[str, int]] = {
     "high": 16384,
 }
 
-EXTENDED_THINKING_LEVELS: Final = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+#: Every thinking level, in order (:data:`pi_nb.providers.base.THINKING_LEVELS`, the one definition).
+EXTENDED_THINKING_LEVELS: Final = THINKING_LEVELS
 
 _CHARS_PER_TOKEN: Final = 4
 _ESTIMATED_IMAGE_CHARS: Final = 4800

@@ -29,9 +29,10 @@ import logging
 import os
 import stat
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from pi_nb._js import js_trim
+from pi_nb._wire import wire_dict
 from pi_nb.resources.paths import (
     canonicalize_path,
     node_join,
@@ -90,7 +91,7 @@ class ContextFile:
 
     def to_dict(self) -> ContextFileDict:
         """Pi's ``{path, content}``."""
-        return {"path": self.path, "content": self.content}
+        return cast(ContextFileDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ class GitPaths:
     head_path: str
 
     def to_dict(self) -> GitPathsDict:
-        return {"repoDir": self.repo_dir, "commonGitDir": self.common_git_dir, "headPath": self.head_path}
+        return cast(GitPathsDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 def load_context_file_from_dir(dir: str) -> ContextFile | None:

@@ -56,8 +56,10 @@ import os
 import stat as _stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
+from pi_nb._wire import wire_dict
+from pi_nb.config import get_agent_dir
 from pi_nb.errors import SettingsFileError
 from pi_nb.resources._ignore import Ignore, IgnoreRuleError
 from pi_nb.resources._minimatch import minimatch
@@ -224,7 +226,7 @@ class PromptSource:
     path: str
 
     def to_dict(self) -> PromptSourceDict:
-        return {"path": self.path}
+        return cast(PromptSourceDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -613,7 +615,7 @@ class ResourceLoader:
     """Pi's ``DefaultResourceLoader`` (skills, prompt templates, context files, system prompts).
 
     Nothing is read until :meth:`reload`. ``agent_dir`` defaults to
-    :func:`pi_nb.session.paths.get_agent_dir`; ``settings_manager`` to
+    :func:`pi_nb.config.get_agent_dir`; ``settings_manager`` to
     ``SettingsManager.create(cwd, agent_dir)`` (project trusted, as in Pi -- pass
     ``resolve_project_trust`` to :meth:`reload` or a manager built with ``project_trusted=False``
     to gate the project).
@@ -639,8 +641,6 @@ class ResourceLoader:
         append_system_prompt_override: AppendSystemPromptOverride | None = None,
     ) -> None:
         if agent_dir is None:
-            from pi_nb.session.paths import get_agent_dir
-
             agent_dir = get_agent_dir()
         self.cwd = resolve_path(cwd)
         self.agent_dir = resolve_path(agent_dir)

@@ -28,23 +28,27 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import filelock
 
-from pi_nb._fs import MAX_RESOURCE_BYTES, read_regular
-from pi_nb._js import js_homedir, js_json_parse, js_trim
+from pi_nb._fs import MAX_RESOURCE_BYTES as MAX_RESOURCE_BYTES
+from pi_nb._fs import read_regular as read_regular
+from pi_nb._fs import read_text_js as read_text_js
+from pi_nb._fs import strip_bom as strip_bom
+from pi_nb._js import js_json_parse, js_trim
 from pi_nb._js import js_sort_key as _js_sort_key
-from pi_nb.errors import ResourceError
+from pi_nb.config import APP_NAME, CONFIG_DIR_NAME, home_dir
+from pi_nb.config import node_join as node_join
+from pi_nb.config import node_resolve as node_resolve
+from pi_nb.config import normalize_path as normalize_path
+from pi_nb.config import resolve_path as resolve_path
 
-# normalize_path / resolve_path are public here but not re-exported at the top level:
-# pi_nb.session.paths and pi_nb.tools.paths export functions of the same names.
+# APP_NAME, CONFIG_DIR_NAME, node_join, node_resolve, normalize_path, resolve_path and the home
+# directory are defined in pi_nb.config (Pi's config.ts) and importable from here too.
 __all__ = [
     "APP_NAME",
     "CONFIG_DIR_NAME",
@@ -52,135 +56,8 @@ __all__ = [
     "is_local_path",
 ]
 
-#: Pi's ``APP_NAME`` (used in the trust question) and ``CONFIG_DIR_NAME`` (``<cwd>/.pi``).
-APP_NAME = "pi"
-CONFIG_DIR_NAME = ".pi"
-
-# JavaScript's WhiteSpace + LineTerminator code points (what String.prototype.trim removes).
-_UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
-
-
-def strip_bom(content: str) -> str:
-    """Pi's ``stripBom``: drop one leading U+FEFF from decoded text."""
-    return content[1:] if content.startswith("\ufeff") else content
-
-
-def read_text_js(path: str) -> str:
-    """``readFileSync(path, "utf-8")``: UTF-8 with invalid bytes replaced by U+FFFD, BOM kept.
-
-    Raises :class:`OSError` like Node raises its fs errors. Unlike Node, a path that is not a
-    regular file (a FIFO would hang, ``/dev/zero`` never ends) raises
-    :class:`~pi_nb._fs.SpecialFileError`, and a file of more than
-    :data:`~pi_nb._fs.MAX_RESOURCE_BYTES` raises :class:`~pi_nb._fs.FileTooLargeError`, both
-    :class:`OSError` naming the file (:func:`pi_nb._fs.read_regular`).
-    """
-    return read_regular(path, MAX_RESOURCE_BYTES).decode("utf-8", errors="replace")
-
-
-def _posix_fixup(p: str) -> str:
-    # os.path.normpath keeps exactly two leading slashes; Node's path.resolve does not.
-    if os.sep == "/" and p.startswith("//"):
-        return "/" + p.lstrip("/")
-    return p
-
-
-def node_resolve(*segments: str) -> str:
-    """Node's ``path.resolve(...segments)``: absolute, normalised, no trailing separator.
-
-    Like Node, the current directory is consulted only when no segment is absolute (a kernel whose
-    cwd was deleted can still resolve absolute paths: ``os.getcwd()`` raises there).
-    """
-    joined = ""
-    for seg in segments:
-        if not seg:
-            continue
-        joined = seg if os.path.isabs(seg) else os.path.join(joined, seg)
-    if not os.path.isabs(joined):
-        joined = os.path.join(os.getcwd(), joined)
-    return _posix_fixup(os.path.normpath(joined))
-
-
-def node_join(*segments: str) -> str:
-    """Node's ``path.join``: join the non-empty segments with the separator, then normalise
-    (a trailing separator survives, an empty result is ``"."``)."""
-    parts = [s for s in segments if s]
-    if not parts:
-        return "."
-    joined = os.sep.join(parts)
-    out = _posix_fixup(os.path.normpath(joined))
-    if joined.endswith(os.sep) and not out.endswith(os.sep):
-        out += os.sep
-    return out
-
-
-def _file_url_to_path(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.netloc
-    if sys.platform != "win32":
-        if host not in ("", "localhost"):
-            raise ResourceError(f'File URL host must be "localhost" or empty on {sys.platform}')
-        if re.search(r"%2f", parts.path, re.IGNORECASE):
-            raise ResourceError("File URL path must not include encoded / characters")
-        return unquote(parts.path)
-    path = unquote(parts.path)  # pragma: no cover - Windows only
-    if re.match(r"^/[A-Za-z]:", path):  # pragma: no cover
-        path = path[1:]
-    path = path.replace("/", "\\")  # pragma: no cover
-    return f"\\\\{host}{path}" if host else path  # pragma: no cover
-
-
-def normalize_path(
-    input: str,
-    *,
-    trim: bool = False,
-    expand_tilde: bool = True,
-    home_dir: str | None = None,
-    strip_at_prefix: bool = False,
-    normalize_unicode_spaces: bool = False,
-) -> str:
-    """Pi's ``normalizePath``: optional trim / ``@`` strip, ``~`` expansion, ``file://`` URLs.
-
-    ``~user`` is *not* expanded (Pi only knows ``~`` and ``~/``).
-    """
-    normalized = js_trim(input) if trim else input
-    if normalize_unicode_spaces:
-        normalized = _UNICODE_SPACES.sub(" ", normalized)
-    if strip_at_prefix and normalized.startswith("@"):
-        normalized = normalized[1:]
-    if expand_tilde:
-        home = home_dir if home_dir is not None else os_homedir()
-        if normalized == "~":
-            return home
-        if normalized.startswith("~/") or (sys.platform == "win32" and normalized.startswith("~\\")):
-            return node_join(home, normalized[2:])
-    if normalized.startswith("file://"):
-        return _file_url_to_path(normalized)
-    return normalized
-
-
-def resolve_path(
-    input: str,
-    base_dir: str | None = None,
-    *,
-    trim: bool = False,
-    expand_tilde: bool = True,
-    home_dir: str | None = None,
-    strip_at_prefix: bool = False,
-    normalize_unicode_spaces: bool = False,
-) -> str:
-    """Pi's ``resolvePath(input, baseDir = process.cwd(), options)``: an absolute, normalised path."""
-    normalized = normalize_path(
-        input,
-        trim=trim,
-        expand_tilde=expand_tilde,
-        home_dir=home_dir,
-        strip_at_prefix=strip_at_prefix,
-        normalize_unicode_spaces=normalize_unicode_spaces,
-    )
-    if os.path.isabs(normalized):
-        return node_resolve(normalized)
-    base = normalize_path(base_dir) if base_dir is not None else os.getcwd()
-    return node_resolve(base, normalized)
+#: Node's ``os.homedir()`` as Pi reads it (:data:`pi_nb.config.home_dir`).
+os_homedir = home_dir
 
 
 def canonicalize_path(path: str) -> str:
@@ -206,9 +83,6 @@ def is_under_path(target: str, root: str) -> bool:
         return True
     prefix = normalized_root if normalized_root.endswith(os.sep) else normalized_root + os.sep
     return target.startswith(prefix)
-
-
-os_homedir = js_homedir
 
 
 # ---------------------------------------------------------------------------------------------

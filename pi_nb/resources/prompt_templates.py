@@ -43,6 +43,7 @@ from typing import Any, NotRequired, TypedDict
 
 from pi_nb._js import js_trim, utf16_len
 from pi_nb._js import js_truthy as _js_truthy
+from pi_nb.config import get_agent_dir
 from pi_nb.errors import FrontmatterError
 from pi_nb.resources._ignore import Ignore, IgnoreRuleError
 from pi_nb.resources.frontmatter import parse_frontmatter
@@ -270,11 +271,9 @@ def load_prompt_templates(
     ``loadPromptTemplates``). Source info: ``local`` with scope ``user``/``project`` under the
     default roots, else ``temporary`` with the directory as ``baseDir``.
 
-    ``agent_dir`` defaults to :func:`pi_nb.session.paths.get_agent_dir`.
+    ``agent_dir`` defaults to :func:`pi_nb.config.get_agent_dir`.
     """
     if agent_dir is None:
-        from pi_nb.session.paths import get_agent_dir
-
         agent_dir = get_agent_dir()
     resolved_cwd = resolve_path(cwd)
     resolved_agent_dir = resolve_path(agent_dir)

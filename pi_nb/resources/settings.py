@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypeAlias
 
 from pi_nb._fs import FileTooLargeError, SpecialFileError
 from pi_nb._js import js_stringify_pretty
+from pi_nb.config import get_agent_dir
 from pi_nb.errors import ProjectNotTrustedError, SettingsFileError
 from pi_nb.resources.paths import (
     CONFIG_DIR_NAME,
@@ -287,12 +288,10 @@ class SettingsManager:
     ) -> SettingsManager:
         """Settings from ``{agent_dir}/settings.json`` and ``{cwd}/.pi/settings.json``.
 
-        ``agent_dir`` defaults to :func:`pi_nb.session.paths.get_agent_dir` (``$PI_CODING_AGENT_DIR``
+        ``agent_dir`` defaults to :func:`pi_nb.config.get_agent_dir` (``$PI_CODING_AGENT_DIR``
         or ``~/.pi/agent``).
         """
         if agent_dir is None:
-            from pi_nb.session.paths import get_agent_dir
-
             agent_dir = get_agent_dir()
         return cls.from_storage(FileSettingsStorage(cwd, agent_dir), project_trusted=project_trusted)
 
@@ -510,11 +509,15 @@ class SettingsManager:
             self._set_global_nested("compaction", key, value)
 
     def get_compaction_reserve_tokens(self) -> int:
-        value: int = _nested(self._settings, "compaction", "reserveTokens", 16384)
+        from pi_nb.compaction.settings import DEFAULT_RESERVE_TOKENS
+
+        value: int = _nested(self._settings, "compaction", "reserveTokens", DEFAULT_RESERVE_TOKENS)
         return value
 
     def get_compaction_keep_recent_tokens(self) -> int:
-        value: int = _nested(self._settings, "compaction", "keepRecentTokens", 20000)
+        from pi_nb.compaction.settings import DEFAULT_KEEP_RECENT_TOKENS
+
+        value: int = _nested(self._settings, "compaction", "keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS)
         return value
 
     def get_compaction_settings(self) -> CompactionSettings:
@@ -535,11 +538,13 @@ class SettingsManager:
 
     def get_branch_summary_settings(self) -> BranchSummarySettings:
         """Pi's ``getBranchSummarySettings()`` (``reserveTokens`` 16384, ``skipPrompt`` false)."""
-        from pi_nb.compaction.settings import BranchSummarySettings
+        from pi_nb.compaction.settings import DEFAULT_RESERVE_TOKENS, BranchSummarySettings
 
         return BranchSummarySettings.from_dict(
             {
-                "reserveTokens": _nested(self._settings, "branchSummary", "reserveTokens", 16384),
+                "reserveTokens": _nested(
+                    self._settings, "branchSummary", "reserveTokens", DEFAULT_RESERVE_TOKENS
+                ),
                 "skipPrompt": _nested(self._settings, "branchSummary", "skipPrompt", False),
             }
         )
@@ -647,7 +652,7 @@ class SettingsManager:
         value = self._settings.get("defaultThinkingLevel")
         if value is None:
             return None
-        from pi_nb.providers.base import validate_thinking_level
+        from pi_nb.messages import validate_thinking_level
 
         return validate_thinking_level(value, "settings defaultThinkingLevel")
 
@@ -658,7 +663,7 @@ class SettingsManager:
         value = levels.get(f"{provider}/{model_id}") if isinstance(levels, dict) else None
         if value is None:
             return None
-        from pi_nb.providers.base import validate_thinking_level
+        from pi_nb.messages import validate_thinking_level
 
         return validate_thinking_level(value, f'settings modelThinkingLevels["{provider}/{model_id}"]')
 
@@ -675,7 +680,7 @@ class SettingsManager:
         return None
 
     def set_default_thinking_level(self, level: str) -> None:
-        from pi_nb.providers.base import validate_thinking_level
+        from pi_nb.messages import validate_thinking_level
 
         self._set_global("defaultThinkingLevel", validate_thinking_level(level, "defaultThinkingLevel"))
 
@@ -763,8 +768,6 @@ def settings_for_session(source: Any, agent_dir: str | None = None) -> SettingsM
     if isinstance(own, SettingsManager):
         return own
     if agent_dir is None:
-        from pi_nb.session.paths import get_agent_dir
-
         agent_dir = get_agent_dir()
     cwd = session_cwd(source)
     if cwd is None:

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired, TypedDict
 
 from pi_nb._js import js_trim, utf16_len
+from pi_nb.config import get_agent_dir
 from pi_nb.errors import FrontmatterError
 from pi_nb.resources._ignore import Ignore, IgnoreRuleError
 from pi_nb.resources.frontmatter import parse_frontmatter
@@ -694,12 +695,10 @@ def load_skills(
     scope. The first skill of a name wins; later ones give ``collision`` diagnostics, listed after
     all others; the same file reached twice (symlinks) is skipped silently.
 
-    ``agent_dir`` defaults to :func:`pi_nb.session.paths.get_agent_dir` (``$PI_CODING_AGENT_DIR``
+    ``agent_dir`` defaults to :func:`pi_nb.config.get_agent_dir` (``$PI_CODING_AGENT_DIR``
     or ``~/.pi/agent``).
     """
     if agent_dir is None:
-        from pi_nb.session.paths import get_agent_dir
-
         agent_dir = get_agent_dir()
     resolved_cwd = resolve_path(cwd)
     resolved_agent_dir = resolve_path(agent_dir)

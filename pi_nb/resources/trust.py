@@ -37,9 +37,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
 from pi_nb._js import js_stringify, js_stringify_pretty
+from pi_nb._wire import wire_dict
 from pi_nb.errors import TrustStoreError
 from pi_nb.resources.paths import (
     APP_NAME,
@@ -163,7 +164,7 @@ class ProjectTrustStoreEntry:
     decision: bool
 
     def to_dict(self) -> ProjectTrustStoreEntryDict:
-        return {"path": self.path, "decision": self.decision}
+        return cast(ProjectTrustStoreEntryDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,7 @@ class ProjectTrustUpdate:
     decision: ProjectTrustDecision
 
     def to_dict(self) -> ProjectTrustUpdateDict:
-        return {"path": self.path, "decision": self.decision}
+        return cast(ProjectTrustUpdateDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 @dataclass(frozen=True)

@@ -51,13 +51,14 @@ import warnings
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, TypeGuard
+from typing import Any, TypedDict, TypeGuard, cast
 
 from pi_nb._fs import file_kind, open_regular
 from pi_nb._js import JS_JSON_DECODER, js_json_parse, js_stringify, js_utf8_encode
 from pi_nb._js import JS_WHITESPACE as _JS_WS
 from pi_nb._js import js_trim as _js_trim
 from pi_nb._js import js_truthy as _js_truthy
+from pi_nb._wire import wire_dict
 from pi_nb.errors import SessionError, SessionFileTypeError, SessionLockedError
 from pi_nb.session.types import FileEntry, SessionHeader
 
@@ -158,7 +159,7 @@ class LoadProblem:
     """The first characters of the line (decoded), to recognise it."""
 
     def to_dict(self) -> LoadProblemDict:
-        return {"lineNumber": self.line_number, "reason": self.reason, "rawPrefix": self.raw_prefix}
+        return cast(LoadProblemDict, wire_dict(self))  # keys: the fields, camelCase (pi_nb._wire)
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ from pi_nb._js import UNDEFINED, Undefined, js_stringify
 from pi_nb._js import js_trim as _js_trim
 from pi_nb._js import js_truthy as _js_truthy
 from pi_nb._js import js_truthy as _truthy
+from pi_nb.config import APP_NAME, normalize_path, resolve_path
 from pi_nb.errors import (
     EntryCycleError,
     EntryNotFoundError,
@@ -84,11 +85,9 @@ from pi_nb.session.jsonl import (
 )
 from pi_nb.session.migrations import CURRENT_SESSION_VERSION, migrate_to_current_version
 from pi_nb.session.paths import (
-    _default_session_dir_path,
+    default_session_dir_path,
     find_most_recent_session,
     get_default_session_dir,
-    normalize_path,
-    resolve_path,
     session_file_name,
 )
 from pi_nb.session.types import FileEntry, LabelEntry, SessionEntry, SessionHeader
@@ -99,7 +98,6 @@ __all__ = [
     "SessionTreeNodeDict",
 ]
 
-APP_NAME = "pi"
 _NEWLINES = re.compile(r"[\r\n]+")
 
 
@@ -422,7 +420,7 @@ class SessionManager:
         In a custom (flat) ``session_dir`` only sessions whose header cwd is ``cwd`` count.
         """
         directory = normalize_path(session_dir) if session_dir else get_default_session_dir(cwd)
-        filter_cwd = session_dir is not None and directory != _default_session_dir_path(cwd)
+        filter_cwd = session_dir is not None and directory != default_session_dir_path(cwd)
         most_recent = find_most_recent_session(directory, cwd if filter_cwd else None)
         return cls(
             cwd,
@@ -936,7 +934,7 @@ class SessionManager:
         return self._session_dir
 
     def uses_default_session_dir(self) -> bool:
-        return self._session_dir == _default_session_dir_path(self._cwd)
+        return self._session_dir == default_session_dir_path(self._cwd)
 
     def get_session_id(self) -> str:
         return self._session_id

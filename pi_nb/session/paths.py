@@ -24,6 +24,14 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from pi_nb._fs import lines_upto
 from pi_nb._js import js_number_to_string
+from pi_nb.config import (
+    ENV_AGENT_DIR,
+    ENV_SESSION_DIR,
+    get_agent_dir,
+    get_sessions_dir,
+    normalize_path,
+    resolve_path,
+)
 from pi_nb.errors import SessionFileTypeError
 from pi_nb.messages import AssistantMessage, UserMessage, js_date_ms
 from pi_nb.session.jsonl import (
@@ -36,6 +44,8 @@ from pi_nb.session.jsonl import (
 )
 from pi_nb.session.types import SessionHeader, SessionMessageEntry
 
+# ENV_AGENT_DIR, ENV_SESSION_DIR, get_agent_dir, get_sessions_dir, normalize_path and resolve_path
+# are defined in pi_nb.config (Pi's config.ts) and re-exported here.
 __all__ = [
     "ENV_AGENT_DIR",
     "ENV_SESSION_DIR",
@@ -52,51 +62,18 @@ __all__ = [
     "session_files_under",
 ]
 
-ENV_AGENT_DIR = "PI_CODING_AGENT_DIR"
-ENV_SESSION_DIR = "PI_CODING_AGENT_SESSION_DIR"
-CONFIG_DIR_NAME = ".pi"
 
-
-def _home() -> str:
-    from pi_nb.resources.paths import os_homedir  # lazy: resources may import this module
-
-    return os_homedir()
-
-
-def normalize_path(path: str) -> str:
-    """Pi's ``normalizePath`` (``~``, ``~/x``, ``file://`` URLs; otherwise unchanged, not made
-    absolute). Delegates to :func:`pi_nb.resources.paths.normalize_path`."""
-    from pi_nb.resources.paths import normalize_path as _normalize
-
-    return _normalize(path)
-
-
-def resolve_path(path: str, base_dir: str | None = None) -> str:
-    """Pi's ``resolvePath``: normalise, then resolve against ``base_dir`` (default: the current
-    directory) like Node's ``path.resolve``. Delegates to :func:`pi_nb.resources.paths.resolve_path`."""
-    from pi_nb.resources.paths import resolve_path as _resolve
-
-    return _resolve(path, base_dir)
-
-
-def get_agent_dir() -> str:
-    """``$PI_CODING_AGENT_DIR`` (``~`` expanded) when set and non-empty, else ``~/.pi/agent``."""
-    env = os.environ.get(ENV_AGENT_DIR)
-    if env:
-        return normalize_path(env)
-    return os.path.join(_home(), CONFIG_DIR_NAME, "agent")
-
-
-def get_sessions_dir() -> str:
-    """``{agent dir}/sessions``."""
-    return os.path.join(get_agent_dir(), "sessions")
-
-
-def _default_session_dir_path(cwd: str, agent_dir: str | None = None) -> str:
+def default_session_dir_path(cwd: str, agent_dir: str | None = None) -> str:
+    """The default session directory of ``cwd`` under the agent dir (not created, unlike
+    :func:`get_default_session_dir`)."""
     resolved_cwd = resolve_path(cwd)
     resolved_agent_dir = resolve_path(agent_dir if agent_dir is not None else get_agent_dir())
     safe = re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", resolved_cwd))
     return os.path.join(resolved_agent_dir, "sessions", f"--{safe}--")
+
+
+#: The old private name, still imported by :mod:`pi_nb.notebook.magics` (finished after merge).
+_default_session_dir_path = default_session_dir_path
 
 
 def get_default_session_dir(cwd: str, agent_dir: str | None = None) -> str:
@@ -104,7 +81,7 @@ def get_default_session_dir(cwd: str, agent_dir: str | None = None) -> str:
 
     ``/home/u/proj`` -> ``{agent dir}/sessions/--home-u-proj--``.
     """
-    directory = _default_session_dir_path(cwd, agent_dir)
+    directory = default_session_dir_path(cwd, agent_dir)
     os.makedirs(directory, exist_ok=True)
     return directory
 
@@ -381,7 +358,7 @@ def list_sessions(
     resolves to ``cwd`` are kept.
     """
     directory = normalize_path(session_dir) if session_dir else get_default_session_dir(cwd)
-    filter_cwd = session_dir is not None and directory != _default_session_dir_path(cwd)
+    filter_cwd = session_dir is not None and directory != default_session_dir_path(cwd)
     resolved_cwd = resolve_path(cwd)
     sessions = [
         s for s in _list_dir(directory, on_progress) if not filter_cwd or _cwd_matches(s.cwd, resolved_cwd)

@@ -21,18 +21,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from pi_nb._js import UNDEFINED, Undefined, js_homedir, js_stringify
-from pi_nb.errors import InvalidSessionFileError, NotebookError
+from pi_nb.errors import NotebookError
+from pi_nb.messages import block_text
 from pi_nb.session.context import context_entries_from_path, session_entry_to_context_messages
 from pi_nb.session.jsonl import gc_paused
 from pi_nb.session.manager import _sort_by_timestamp
+from pi_nb.session.source import load_session_file, open_session_source
 from pi_nb.session.types import FileEntry, SessionEntry
 from pi_nb.tokens import DEFAULT_ENCODING, count_message_tokens, estimate_tokens
-
-if TYPE_CHECKING:
-    from pi_nb.session.manager import SessionManager
 
 __all__ = [
     "FILTER_MODES",
@@ -90,15 +89,7 @@ def _normalize(text: str) -> str:
 
 
 def _extract_content(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "".join(
-        b.get("text", "")
-        for b in content
-        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    )
+    return block_text(content, "", skip_non_string=True)
 
 
 def _has_text(content: Any) -> bool:
@@ -263,7 +254,7 @@ class SessionTreeModel:
             raise NotebookError(f"page_size must be at least 1, got {page_size}")
         if run_keep < 1 or run_threshold < 2 * run_keep + 1:
             raise NotebookError("run_threshold must be more than 2 * run_keep, and run_keep at least 1")
-        self.session: TreeSource = _load_source(source)
+        self.session: TreeSource = source if isinstance(source, TreeSource) else open_session_source(source)
         self._leaf_override = leaf_id
         self.filter_mode: str = filter_mode
         self.page_size = page_size
@@ -1168,32 +1159,3 @@ class SessionTreeModel:
         if etype == "session_info":
             return f"[title: {entry.get('name') or 'empty'}]", "", "meta", ""
         return f"[{etype}]", "", "meta", ""
-
-
-def load_session_file(path: str) -> SessionManager:
-    """A session file loaded in memory for a view (the file is never written), its errors as one
-    :class:`~pi_nb.errors.NotebookError` line: a missing file, or one that is not a session."""
-    from pi_nb.session.manager import SessionManager
-
-    try:
-        return SessionManager.in_memory_from_file(path)
-    except FileNotFoundError:
-        raise NotebookError(f"no such session file: {path}") from None
-    except InvalidSessionFileError as exc:
-        raise NotebookError(str(exc)) from None
-
-
-def _load_source(source: Any) -> TreeSource:
-    from pi_nb.session.manager import SessionManager
-
-    if isinstance(source, SessionManager):
-        return source
-    if isinstance(source, (str, os.PathLike)):
-        return load_session_file(os.fspath(source))
-    if isinstance(source, TreeSource):
-        return source
-    if isinstance(source, Sequence) and not isinstance(source, (str, bytes)):
-        return SessionManager.in_memory(None, entries=list(source))
-    raise NotebookError(
-        f"a session source must be a SessionManager, a path or a list of entries, got {type(source).__name__}"
-    )

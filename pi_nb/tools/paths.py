@@ -24,17 +24,16 @@ import re
 import unicodedata
 from urllib.parse import unquote, urlsplit
 
-from pi_nb._js import js_homedir
+from pi_nb.config import UNICODE_SPACES, home_dir
 from pi_nb.errors import ToolError
 
 __all__ = ["expand_path", "normalize_path", "resolve_path", "resolve_read_path", "resolve_to_cwd"]
 
-UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 NARROW_NO_BREAK_SPACE = "\u202f"
 _AM_PM = re.compile(r" (AM|PM)\.", re.IGNORECASE)
 
 
-_home = js_homedir
+_home = home_dir
 
 
 def node_normalize(path: str) -> str:
@@ -107,7 +106,11 @@ def normalize_path(
     home_dir: str | None = None,
     trim: bool = False,
 ) -> str:
-    """Pi's ``normalizePath(input, options)`` (POSIX)."""
+    """Pi's ``normalizePath(input, options)`` (POSIX), as the tools call it.
+
+    Kept apart from :func:`pi_nb.config.normalize_path` on purpose: the tools' ``file://``
+    handling folds dot segments and raises :class:`~pi_nb.errors.ToolError` with Node's
+    ``fileURLToPath`` messages, and ``trim`` is :meth:`str.strip` (the goldens pin both)."""
     normalized = path.strip() if trim else path
     if normalize_unicode_spaces:
         normalized = UNICODE_SPACES.sub(" ", normalized)

@@ -13,12 +13,11 @@ works inside a running event loop, e.g. a Jupyter cell, by running on a helper t
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pi_nb._async import run_sync
 from pi_nb.errors import ToolError, UnknownToolError
 from pi_nb.tools.base import (
     AbortSignal,
@@ -192,20 +191,13 @@ def run_tool(
         def shown_update(partial: Any) -> None:
             user_update(redact_partial_result(partial))
 
-    def run() -> ToolOutcome:
-        outcome = asyncio.run(
-            execute_tool_call(
-                tool, tool_call_id, params, signal=signal, on_update=shown_update, ctx=ctx, validate=validate
-            )
+    async def run() -> ToolOutcome:
+        outcome = await execute_tool_call(
+            tool, tool_call_id, params, signal=signal, on_update=shown_update, ctx=ctx, validate=validate
         )
         content, details = redact_message(outcome.content), redact_message(outcome.details)
         if content is outcome.content and details is outcome.details:
             return outcome
         return dataclasses.replace(outcome, content=content, details=details)
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return run()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pi-nb-run-tool") as pool:
-        return pool.submit(run).result()
+    return run_sync(run(), thread_name="pi-nb-run-tool")

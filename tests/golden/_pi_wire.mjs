@@ -9,6 +9,7 @@
 // message, events}}} (events run-length encoded [type, contentIndex, count]).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { zstdDecompressSync } from "node:zlib";
 
 const home = process.env.PI_ORACLE_HOME || `${process.env.XDG_CACHE_HOME || `${process.env.HOME}/.cache`}/pi-oracle`;
 const core = `${home}/node_modules/@earendil-works/pi-coding-agent/dist/core`;
@@ -16,6 +17,9 @@ process.env.PI_OFFLINE = "1";
 
 const input = JSON.parse(readFileSync(0, "utf8"));
 process.env.PI_CODING_AGENT_DIR = input.agentDir;
+// gaxios (google-auth-library: Vertex's application-default credentials) fetches through
+// window.fetch when there is a window, else node-fetch: a window makes it use the replaced fetch
+if (input.windowFetch) globalThis.window = { fetch: (...args) => globalThis.fetch(...args) };
 const { ModelRuntime } = await import(`${core}/model-runtime.js`);
 const { SettingsManager } = await import(`${core}/settings-manager.js`);
 const { mergeProviderAttributionHeaders } = await import(`${core}/provider-attribution.js`);
@@ -26,11 +30,41 @@ globalThis.fetch = async (url, init = {}) => {
 	const request = url instanceof Request ? url : new Request(url, init);
 	const headers = {};
 	for (const [k, v] of request.headers.entries()) headers[k.toLowerCase()] = v;
-	const body = init.body !== undefined && typeof init.body === "string" ? init.body : await request.clone().text();
+	let body = init.body !== undefined && typeof init.body === "string" ? init.body : await request.clone().text();
+	// Codex compresses its JSON body with zstd where the runtime can (Node 22): recorded decompressed
+	if (headers["content-encoding"] === "zstd") {
+		body = zstdDecompressSync(Buffer.from(await request.clone().arrayBuffer())).toString("utf8");
+	}
 	current.requests.push({ url: request.url, method: request.method, headers, body });
 	const r = current.responses[Math.min(current.requests.length - 1, current.responses.length - 1)];
 	return new Response(r.body === null ? null : r.body, { status: r.status, headers: r.headers });
 };
+
+// The AWS SDK (Bedrock) sends through @smithy/node-http-handler, not fetch: its handlers' handle()
+// is replaced the same way (the request recorded, the canned response answered as a Node stream).
+{
+	const { createRequire } = await import("node:module");
+	const { Readable } = await import("node:stream");
+	const require = createRequire(`${home}/node_modules/@aws-sdk/client-bedrock-runtime/package.json`);
+	const smithy = require("@smithy/node-http-handler");
+	const { HttpResponse } = require("@smithy/core/protocols");
+	const handle = async function (request) {
+		const port = request.port ? `:${request.port}` : "";
+		const query = new URLSearchParams(request.query ?? {}).toString();
+		const url = `${request.protocol}//${request.hostname}${port}${request.path}${query ? `?${query}` : ""}`;
+		const headers = {};
+		for (const [k, v] of Object.entries(request.headers)) headers[k.toLowerCase()] = v;
+		const body = request.body === undefined ? "" : Buffer.from(request.body).toString("utf8");
+		current.requests.push({ url, method: request.method, headers, body });
+		const r = current.responses[Math.min(current.requests.length - 1, current.responses.length - 1)];
+		const bytes = r.bodyB64 !== undefined ? Buffer.from(r.bodyB64, "base64") : Buffer.from(r.body ?? "", "utf8");
+		return {
+			response: new HttpResponse({ statusCode: r.status, headers: r.headers ?? {}, body: Readable.from([bytes]) }),
+		};
+	};
+	smithy.NodeHttpHandler.prototype.handle = handle;
+	smithy.NodeHttp2Handler.prototype.handle = handle;
+}
 
 const runtime = await ModelRuntime.create({
 	authPath: join(input.agentDir, "auth.json"),
@@ -66,6 +100,21 @@ for (const job of input.jobs) {
 			mergeProviderAttributionHeaders(model, settings, options.sessionId, requestHeaders) ?? {},
 		signal: new AbortController().signal,
 	};
+	// optional: a fixed clock and invocation id (the AWS SDK's SigV4 date and amz-sdk-invocation-id)
+	const RealDate = globalThis.Date;
+	const realUuid = globalThis.crypto.randomUUID;
+	if (job.fixedNow !== undefined) {
+		globalThis.Date = class extends RealDate {
+			constructor(...args) {
+				if (args.length === 0) super(job.fixedNow);
+				else super(...args);
+			}
+			static now() {
+				return job.fixedNow;
+			}
+		};
+	}
+	if (job.fixedUuid !== undefined) globalThis.crypto.randomUUID = () => job.fixedUuid;
 	const events = [];
 	let final = null;
 	try {
@@ -81,6 +130,8 @@ for (const job of input.jobs) {
 	} catch (error) {
 		final = { thrown: String(error?.message ?? error) };
 	}
+	globalThis.Date = RealDate;
+	globalThis.crypto.randomUUID = realUuid;
 	if (final && typeof final.timestamp === "number") final.timestamp = 0;
 	out.cases[job.name] = { requests: current.requests, message: JSON.parse(JSON.stringify(final)), events };
 }

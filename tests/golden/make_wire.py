@@ -84,7 +84,7 @@ def main() -> None:
         "--provider",
         default=None,
         help="only this provider's cases (one of wire_cases.OWN_GOLDEN_PROVIDERS), written to "
-        "wire_requests_<provider>.jsonl.gz, the agent dir's auth.json being wire_cases.FAKE_AUTH_JSON",
+        "wire_requests_<provider>.jsonl.gz (the other goldens leave those providers out)",
     )
     args = ap.parse_args()
     cases = wire_cases.all_cases()
@@ -105,10 +105,8 @@ def main() -> None:
     out_lines: list[str] = []
     ua: str | None = None
     with tempfile.TemporaryDirectory() as agent_dir:
-        if args.provider:
-            auth = Path(agent_dir) / "auth.json"
-            auth.write_text(json.dumps(wire_cases.FAKE_AUTH_JSON, indent=2))
-            auth.chmod(0o600)
+        # Pi's own sign-in store: the ChatGPT and GitHub Copilot sign-ins of wire_cases (not expired)
+        Path(agent_dir, "auth.json").write_text(json.dumps(wire_cases.pi_auth_json()))
         batch = 400
         for start in range(0, len(cases), batch):
             jobs = []
@@ -121,7 +119,8 @@ def main() -> None:
                         "context": wire_cases.context_for(model, conversation),
                         "level": level,
                         "sessionId": wire_cases.SESSION_ID,
-                        "responses": [wire_cases.canned_response(model["api"])],
+                        "responses": [wire_cases.for_node(wire_cases.canned_response(model["api"]))],
+                        "settings": wire_cases.pi_settings(model["api"]),
                     }
                 )
             result = run_node(jobs, agent_dir, env)

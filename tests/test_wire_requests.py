@@ -90,13 +90,20 @@ def test_golden_covers_the_runnable_catalog() -> None:
 
 
 @pytest.mark.parametrize("api", wire_cases.RUN_APIS)
-def test_every_request_equals_pi_ai(api: str, fake_keys: Any) -> None:
+def test_every_request_equals_pi_ai(
+    api: str, fake_keys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every case of one API. ``PI_NB_WIRE_STEP=N`` (development only) runs every N-th case."""
     golden = _golden()
     step = int(os.environ.get("PI_NB_WIRE_STEP", "1"))
     cases = [c for c in wire_cases.all_cases() if c[1]["api"] == api][::step]
     failures: Counter[str] = Counter()
     examples: dict[str, str] = {}
+    # an agent dir of its own whose auth.json holds the Codex and Copilot sign-ins (and no real credential)
+    agent_dir = tmp_path / "agent"
+    agent_dir.mkdir()
+    (agent_dir / "auth.json").write_text(json.dumps(wire_cases.pi_auth_json()))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
     for name, model_raw, conversation, level in cases:
         want = golden[name]
         got_requests, got_message = _pi_nb_side(model_raw, conversation, level)

@@ -45,9 +45,23 @@ RUN_APIS: tuple[str, ...] = (
     "google-vertex",
     "bedrock-converse-stream",
 )
-SIGN_IN_PROVIDERS = ("github-copilot",)
+#: providers whose models the wire test leaves out (none now: both sign-ins run)
+SIGN_IN_PROVIDERS: tuple[str, ...] = ()
 #: the APIs that read the Responses API's events and ids (the same canned answer, signatures, ids)
 RESPONSES_APIS = ("openai-responses", "azure-openai-responses", "openai-codex-responses")
+#: providers whose cases have their own golden (make_wire.py --provider P writes
+#: wire_requests_<P>.jsonl.gz; the other goldens leave them out)
+OWN_GOLDEN_PROVIDERS = ("github-copilot",)
+#: the GitHub Copilot sign-in of both sides' auth.json (pi_auth_json): a token valid for years (no
+#: refresh) naming a business proxy (the base URL comes from the token, not the catalog)
+FAKE_AUTH_JSON = {
+    "github-copilot": {
+        "type": "oauth",
+        "refresh": "gho_fake0123456789abcdefghij",
+        "access": "tid=fake0123456789;exp=4102444800;sku=copilot_business;proxy-ep=proxy.business.githubcopilot.com;8kp=1",
+        "expires": 4102444500000,
+    }
+}
 
 
 def _b64(data: dict[str, Any]) -> str:
@@ -84,8 +98,9 @@ EXTRA_ENV = {
 
 
 def pi_auth_json() -> dict[str, Any]:
-    """Pi's ``auth.json`` for the wire cases: the Codex sign-in (its access token is
-    :data:`CODEX_JWT`; expiring in 2100, so Pi never refreshes it)."""
+    """The agent dir's ``auth.json`` both sides read in the wire cases: the Codex sign-in (its
+    access token is :data:`CODEX_JWT`; expiring in 2100, so neither side refreshes it) and the
+    GitHub Copilot sign-in of :data:`FAKE_AUTH_JSON`."""
     return {
         "openai-codex": {
             "type": "oauth",
@@ -93,7 +108,8 @@ def pi_auth_json() -> dict[str, Any]:
             "refresh": "rt-test-0123456789",
             "expires": 4102444800000,
             "accountId": CODEX_ACCOUNT_ID,
-        }
+        },
+        **FAKE_AUTH_JSON,
     }
 
 

@@ -267,3 +267,26 @@ print(answer)
 # %%
 answer = %pi new --in-memory --cwd {project}
 print(answer)
+
+# %% [markdown]
+# ## Signing in: `pi_nb.auth`
+#
+# Pi keeps API keys and OAuth sign-ins in the agent dir's `auth.json`, and pi_nb reads and
+# writes the same file (refreshing tokens as Pi does), so one sign-in serves both. A sign-in with a
+# device code shows the link and the code to enter, live in the cell. Here it runs against a
+# local stand-in for GitHub (`pi_nb.auth.testing.FakeOAuthServer`, which approves the code at
+# once), in this notebook's temporary agent dir; `%pi login` calls the same `login_command`.
+
+# %%
+import pi_nb.auth
+from pi_nb.auth.http import redirect_to
+from pi_nb.auth.testing import FakeOAuthServer
+from pi_nb.notebook.login import credential_source_column, login_command, logout_command
+
+with FakeOAuthServer(pending_polls=0) as github, redirect_to(github.url):
+    sign_in = login_command("github-copilot --wait")
+assert sign_in.state == "done", sign_in.message
+print(sign_in.to_text().splitlines()[-1])
+print(credential_source_column(["github-copilot", "anthropic"]))
+print(pi_nb.auth.AuthStorage().read("github-copilot"))
+print(logout_command("github-copilot"))

@@ -6,8 +6,10 @@ The request is pi-ai's ``streamSimple`` -> ``stream`` -> ``buildParams``, sent t
 Anthropic JS SDK's beta client sends it:
 
 * ``POST {baseUrl}/v1/messages?beta=true`` with ``x-api-key`` (an API key), or ``Authorization:
-  Bearer`` for ``$ANTHROPIC_AUTH_TOKEN`` and for Claude subscription tokens (``sk-ant-oat``, which
-  also get Claude Code's identity: its system line, user agent and tool names); the headers
+  Bearer`` for ``$ANTHROPIC_AUTH_TOKEN`` and for Claude subscription tokens (``sk-ant-oat``, from
+  ``$ANTHROPIC_OAUTH_TOKEN`` or a sign-in in the agent dir's ``auth.json``, which also get Claude
+  Code's identity: its system line, user agent and tool names); GitHub Copilot's token as
+  ``Authorization: Bearer`` with Copilot's per-request headers; the headers
   ``anthropic-version``, ``anthropic-dangerous-direct-browser-access``, Pi's user agent, the
   catalog's ``headers``, ``x-session-affinity`` where the catalog says so, the attribution headers
   of Pi's agent, and ``anthropic-beta`` (fine-grained tool streaming, interleaved thinking,
@@ -39,6 +41,7 @@ it in an error has it redacted).
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import json
 import os
@@ -79,6 +82,7 @@ from pi_nb.providers.base import (
     make_assistant_message,
     snapshot_message,
 )
+from pi_nb.providers.github_copilot_headers import copilot_dynamic_headers
 from pi_nb.providers.provider_retry import ProviderFailure, retry_provider_request
 from pi_nb.providers.simple_options import (
     adjust_max_tokens_for_thinking,
@@ -758,14 +762,29 @@ def request_headers(
     options: AnthropicOptions,
     betas: Sequence[str],
     session_id: str | None,
+    messages: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, str]:
-    """pi-ai's ``createClient`` default headers over the JS SDK's own, as sent (lower-cased)."""
+    """pi-ai's ``createClient`` default headers over the JS SDK's own, as sent (lower-cased).
+    GitHub Copilot: the key as a bearer token, its per-request headers (from ``messages``, the
+    turn's) after the catalog's, no session affinity."""
     oauth = bool(api_key) and is_oauth_token(api_key or "")
     sdk: dict[str, str | None] = {
         "Accept": "application/json",
         "anthropic-dangerous-direct-browser-access": "true",
         "anthropic-version": ANTHROPIC_VERSION,
     }
+    if model.get("provider") == "github-copilot":
+        auth_token: dict[str, str | None] = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        copilot: list[Mapping[str, str | None] | None] = [
+            {"User-Agent": pi_user_agent()},
+            {"accept": "application/json", "anthropic-dangerous-direct-browser-access": "true"},
+            model.get("headers"),
+            dict(copilot_dynamic_headers(messages)),
+            options.headers,
+        ]
+        body_headers_copilot = {"content-type": "application/json"}
+        beta_copilot: dict[str, str | None] = {"anthropic-beta": ",".join(betas)} if betas else {}
+        return merge_headers(sdk, auth_token, *copilot, body_headers_copilot, beta_copilot)
     if oauth:
         auth: dict[str, str | None] = {"Authorization": f"Bearer {api_key}"}
         defaults: list[Mapping[str, str | None] | None] = [
@@ -1004,14 +1023,24 @@ class AnthropicModel(RemoteModel):
                 register_secret_env(name)
 
     def _auth(self) -> tuple[str | None, dict[str, str | None]]:
-        api_key, headers = resolve_auth(self.pi_ai_model(), self.api_key_env)
+        """``(apiKey, headers)`` of this request: the provider's ``auth.json`` credential when it has
+        one (an OAuth token, refreshed when due, is a key like ``$ANTHROPIC_OAUTH_TOKEN``: a
+        ``sk-ant-oat`` token takes the subscription path), else the environment (:func:`resolve_auth`)."""
+        stored = self.resolve_auth(ambient=False)
+        if stored is not None:
+            api_key: str | None = stored.api_key
+            headers: dict[str, str | None] = dict(stored.headers)
+            if self.provider == "cloudflare-ai-gateway":
+                api_key, headers = None, cloudflare_ai_gateway_auth(stored.api_key) or {}
+        else:
+            api_key, headers = resolve_auth(self.pi_ai_model(), self.api_key_env)
         return api_key, {**self.credential_headers(), **headers}
 
     def build_request(self, context: Context, options: StreamOptions | None = None) -> dict[str, Any]:
         """``{url, headers, body}`` of the request :meth:`stream` sends (the key included)."""
         opts = options or StreamOptions()
-        model = self.pi_ai_model()
         api_key, auth_headers = self._auth()
+        model = self.pi_ai_model()
         return self._request(model, context, opts, api_key, auth_headers)[0]
 
     def _request(
@@ -1025,14 +1054,16 @@ class AnthropicModel(RemoteModel):
         # Pi's agent adds its attribution headers under the auth's (core/provider-attribution.js)
         headers = provider_attribution_headers(model, opts.session_id, auth_headers) or {}
         anthropic_options = simple_options(model, context, opts, headers)
-        oauth = bool(api_key) and is_oauth_token(api_key or "")
+        oauth = bool(api_key) and is_oauth_token(api_key or "") and model.get("provider") != "github-copilot"
         params = build_params(model, context, oauth, anthropic_options)
         betas = params.pop("betas", [])
         retention = resolve_cache_retention(anthropic_options.cache_retention)
         session_id = None if retention == "none" else anthropic_options.session_id
         request = {
             "url": _messages_url(str(model.get("baseUrl") or "")),
-            "headers": request_headers(model, api_key, anthropic_options, betas, session_id),
+            "headers": request_headers(
+                model, api_key, anthropic_options, betas, session_id, context.messages
+            ),
             "body": params,
         }
         return request, anthropic_options, oauth
@@ -1103,12 +1134,23 @@ class AnthropicModel(RemoteModel):
     ) -> AsyncIterator[AssistantMessageEvent]:
         """pi-ai's ``streamSimple``: one turn as events (``start``, block events, ``done`` or ``error``)."""
         opts = options or StreamOptions()
+        try:
+            # the credential first: its base URL (GitHub Copilot's) is the request model's
+            # a refresh is a blocking request: off the event loop
+            api_key, auth_headers = await asyncio.to_thread(self._auth)
+            auth_error: str | None = None
+        except Exception as error:
+            api_key, auth_headers, auth_error = None, {}, str(error)
         model = self.pi_ai_model()
-        api_key, auth_headers = self._auth()
         provider = str(model.get("provider"))
         output = make_assistant_message(
             [], api=str(model.get("api")), provider=provider, model=self.id, stop_reason="pending"
         )
+        if auth_error is not None:
+            output["stopReason"] = "error"
+            output["errorMessage"] = auth_error
+            yield {"type": "error", "reason": "error", "error": output}
+            return
         if not api_key and not any(
             has_header(auth_headers, h) for h in ("authorization", "x-api-key", "cf-aig-authorization")
         ):

@@ -57,7 +57,6 @@ __all__ = [
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 
-
 def _positive_int(value: object, what: str) -> int:
     # 0 is a value to refuse, never "not given": no truthiness tests here
     if isinstance(value, bool) or not isinstance(value, int):
@@ -368,7 +367,8 @@ CostFunction = Callable[[Usage], Mapping[str, float]]
 class RemoteModel(Model):
     """A model behind an HTTP API: base URL, the environment variable holding its key, timeouts.
 
-    The key is read from the environment when a request is made and never stored on the object,
+    The key is resolved when a request is made (:meth:`resolve_auth`: an explicit key, the agent
+    dir's ``auth.json``, the environment) and never stored on the object,
     in a message or in a session. Subclasses set the class defaults below and implement ``stream``.
     ``max_retries`` is pi-ai's provider retry of a failed request (Pi's ``retry.provider.maxRetries``,
     :mod:`pi_nb.providers.provider_retry`): 0 unless given, since Pi leaves that setting unset.
@@ -383,6 +383,7 @@ class RemoteModel(Model):
     base_url_env = ""
     default_api_key_env = ""
     cost_function: CostFunction | None = None
+    auth_base_url: str | None = None
 
     def __init__(
         self,
@@ -426,6 +427,8 @@ class RemoteModel(Model):
         # an httpx.AsyncBaseTransport for every request of this model (tests capture the wire
         # with one; None is the real network)
         self.transport = transport
+        # the base URL the last resolved credential brought (resolve_auth), else None
+        self.auth_base_url: str | None = None
 
     def pi_ai_model(self) -> dict[str, Any]:
         """This model as a pi-ai ``Model`` object (what pi-ai's request builders read): the catalog
@@ -436,7 +439,7 @@ class RemoteModel(Model):
             name=self.name,
             api=self.pi_model_raw.get("api", self.api),
             provider=self.provider,
-            baseUrl=self.base_url or self.pi_model_raw.get("baseUrl") or "",
+            baseUrl=self.auth_base_url or self.base_url or self.pi_model_raw.get("baseUrl") or "",
             reasoning=self.reasoning,
             input=list(self.input),
             contextWindow=self.context_window,
@@ -445,13 +448,32 @@ class RemoteModel(Model):
         out.setdefault("cost", {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0})
         return out
 
-    def resolve_api_key(self) -> str | None:
-        """This model's key, read now (never stored): the value of :attr:`api_key_env`, or ``None``
-        when it is unset or blank. The one place a provider asks for its key."""
-        if not self.api_key_env:
-            return None
-        value = os.environ.get(self.api_key_env)
-        return value if value and value.strip() else None
+    def resolve_auth(self, api_key: str | None = None, *, ambient: bool = True) -> Any:
+        """This model's auth for one request (a :class:`pi_nb.auth.ResolvedAuth`, or ``None``: not
+        configured), resolved now as pi-ai resolves it: ``api_key`` if given, else the agent dir's
+        ``auth.json`` entry of the provider (an OAuth token refreshed when it expires within five
+        minutes, and written back), else :attr:`api_key_env` (skipped when ``ambient`` is false).
+        A credential with its own base URL (GitHub Copilot's token names its API host) sets
+        :attr:`auth_base_url`, which :meth:`pi_ai_model` then uses, as pi-ai's request model does.
+        Raises :class:`pi_nb.auth.AuthError` when ``auth.json`` is unreadable or a refresh fails."""
+        from pi_nb.auth import resolve_provider_auth
+
+        auth = resolve_provider_auth(
+            self.provider,
+            api_key=api_key,
+            env_vars=(self.api_key_env,) if self.api_key_env else (),
+            ambient=ambient,
+        )
+        self.auth_base_url = auth.base_url if auth is not None else None
+        return auth
+
+    def resolve_api_key(self, api_key: str | None = None) -> str | None:
+        """This model's key, read now (never stored): ``api_key`` if given, else the provider's
+        ``auth.json`` credential (an OAuth access token, refreshed when due), else the value of
+        :attr:`api_key_env`; ``None`` when none is set. The one place a provider asks for its key
+        (:meth:`resolve_auth`)."""
+        auth = self.resolve_auth(api_key)
+        return auth.api_key if auth is not None else None
 
     def credential_headers(self) -> dict[str, str | None]:
         """The headers this model's credential adds to every request, as Pi's model runtime merges

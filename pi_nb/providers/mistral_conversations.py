@@ -24,16 +24,17 @@ server-sent events.
   that is not JSON fails with V8's ``JSON.parse`` text, as pi-ai's ``JSON.parse`` throws it.
   No retries (pi-ai retries none for this API).
 
-The request goes out over plain ``httpx`` (``pip install 'pi_nb[mistral]'``). The key comes from
-``$MISTRAL_API_KEY`` (or ``api_key_env``); it is never stored (a server that echoes it in an error
+The request goes out over plain ``httpx`` (``pip install 'pi_nb[mistral]'``). The key comes from the
+agent dir's ``auth.json`` or ``$MISTRAL_API_KEY`` (or ``api_key_env``; ``RemoteModel.resolve_auth``);
+it is never stored (a server that echoes it in an error
 has it redacted).
 """
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import contextlib
-import os
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, cast
@@ -423,7 +424,7 @@ class MistralConversationsModel(RemoteModel):
         """The JSON body sent to ``/v1/chat/completions`` (pi-ai's ``buildChatPayload``, on the wire)."""
         model = self.pi_ai_model()
         opts = options or StreamOptions()
-        key = os.environ.get(self.api_key_env) or ""
+        key = self.resolve_api_key() or ""
         return _to_wire(self._payload(model, context, self._options(model, context, opts, key)))
 
     def _payload(
@@ -500,7 +501,12 @@ class MistralConversationsModel(RemoteModel):
             out["errorMessage"] = redact_key(_format_error(error), api_key)
             return {"type": "error", "reason": "aborted" if aborted else "error", "error": output}
 
-        api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        api_key: str | None = None
+        try:
+            api_key = await asyncio.to_thread(self.resolve_api_key)  # a refresh blocks
+        except Exception as error:
+            yield fail(error)
+            return
         if not api_key:
             yield fail(_StreamError(f"No API key for provider: {self.provider}"))
             return
@@ -513,7 +519,9 @@ class MistralConversationsModel(RemoteModel):
                 if opts.signal is not None and opts.signal.aborted:
                     raise _StreamError("This operation was aborted")  # fetch's text for an aborted signal
                 stream_options = self._options(model, context, opts, api_key)
-                extra = provider_attribution_headers(model, opts.session_id, self.credential_headers() or None)
+                extra = provider_attribution_headers(
+                    model, opts.session_id, self.credential_headers() or None
+                )
                 if extra:
                     stream_options["headers"] = dict(extra)
                 payload = self._payload(model, context, stream_options)

@@ -29,13 +29,14 @@ Pi). The SSE body is read from the raw response by the shared
 Python SDK parses the end of a body, in-stream errors and a ``data:`` line that is not JSON
 differently).
 
-The API key comes from the environment only (the variable named by ``api_key_env``); it is never
+The API key is resolved per request (``RemoteModel.resolve_auth``: the agent dir's ``auth.json``,
+then the variable named by ``api_key_env``; GitHub Copilot's token also brings its base URL); it is never
 stored in a message, a session or an output (a server that echoes it in an error has it redacted).
 """
 
 from __future__ import annotations
 
-import os
+import asyncio
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, cast
@@ -77,6 +78,7 @@ from pi_nb.providers.base import (
     make_assistant_message,
     snapshot_message,
 )
+from pi_nb.providers.github_copilot_headers import copilot_dynamic_headers
 from pi_nb.providers.provider_retry import ProviderFailure, retry_provider_request
 from pi_nb.providers.simple_options import (
     build_base_options,
@@ -908,12 +910,17 @@ def request_headers(
     compat: Mapping[str, Any],
     session_id: str | None,
     extra: Mapping[str, str | None] | None,
+    messages: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, str | None]:
-    """pi-ai's ``createClient`` headers: Pi's User-Agent, the catalog's headers, session affinity
-    (when the server asks for it), then the caller's headers (Pi's attribution headers) last."""
+    """pi-ai's ``createClient`` headers: Pi's User-Agent, the catalog's headers, GitHub Copilot's
+    per-request headers (``messages``: the turn's), session affinity (when the server asks for
+    it), then the caller's headers (Pi's attribution headers) last."""
     headers: dict[str, str | None] = {}
     for name, value in {"User-Agent": pi_user_agent(), **(model.get("headers") or {})}.items():
         _set_header(headers, name, value)
+    if model.get("provider") == "github-copilot":
+        for name, value in copilot_dynamic_headers(messages).items():
+            _set_header(headers, name, value)
     if session_id and compat.get("sendSessionAffinityHeaders"):
         if compat.get("sessionAffinityFormat") == "openrouter":
             _set_header(headers, "x-session-id", session_id)
@@ -1146,17 +1153,24 @@ class OpenAICompatModel(RemoteModel):
                 block["thinkingSignature"] = js_stringify(details)
 
         state = _Turn(output, blocks)
+        env_key: str | None = None
         try:
+            # the credential first: its base URL (GitHub Copilot's) is the request model's
+            auth = await asyncio.to_thread(self.resolve_auth)  # a refresh blocks: off the loop
+            env_key = auth.api_key if auth is not None else None
             model, compat, params, grammar_inputs = self._prepare(context, opts)
             state.grammar_inputs = grammar_inputs
-            env_key = os.environ.get(self.api_key_env) if self.api_key_env else None
             api_key, auth_headers = provider_auth(self.provider, env_key)
-            auth_headers = {**self.credential_headers(), **auth_headers}
+            auth_headers = {
+                **self.credential_headers(),
+                **(auth.headers if auth is not None else {}),
+                **auth_headers,
+            }
             # Pi's agent: the credential's headers under its attribution headers (transformHeaders)
             extra = provider_attribution_headers(model, opts.session_id, auth_headers) or {}
             retention = resolve_cache_retention(opts.cache_retention)
             affinity_session = None if retention == "none" else opts.session_id
-            headers = request_headers(model, compat, affinity_session, extra)
+            headers = request_headers(model, compat, affinity_session, extra, context.messages)
             openai = _require_openai()
             client = self._client(model, self._api_key(api_key, extra), headers)
 
@@ -1227,9 +1241,8 @@ class OpenAICompatModel(RemoteModel):
             reason: ErrorReason = "aborted" if aborted() else "error"
             output["stopReason"] = reason
             text = error_text(_from_python_sdk(error))
-            secret = os.environ.get(self.api_key_env) if self.api_key_env else None
             # pi_nb never repeats the key a request used (a server may echo it in its error)
-            output["errorMessage"] = redact_key(text, secret)
+            output["errorMessage"] = redact_key(text, env_key)
             yield {"type": "error", "reason": reason, "error": output}
 
 

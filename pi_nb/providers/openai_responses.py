@@ -35,8 +35,8 @@ it in an error has it redacted).
 
 from __future__ import annotations
 
+import asyncio
 import json
-import os
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, cast
@@ -85,6 +85,7 @@ from pi_nb.providers.base import (
     make_assistant_message,
     snapshot_message,
 )
+from pi_nb.providers.github_copilot_headers import copilot_dynamic_headers
 from pi_nb.providers.provider_retry import ProviderFailure, retry_provider_request
 from pi_nb.providers.simple_options import (
     build_base_options,
@@ -716,7 +717,8 @@ class OpenAIResponsesProvider(RemoteModel):
         return openai.AsyncOpenAI(**kwargs), omitted
 
     def _env_key(self) -> str | None:
-        return os.environ.get(self.api_key_env) if self.api_key_env else None
+        """The key, resolved now (``RemoteModel.resolve_api_key``: auth.json, then the variable)."""
+        return self.resolve_api_key()
 
     def _request_headers(self, model: Mapping[str, Any], session_id: str | None) -> dict[str, Any]:
         """The headers Pi's agent passes with each request: OpenCode's session and the provider
@@ -734,6 +736,12 @@ class OpenAIResponsesProvider(RemoteModel):
     ) -> AsyncIterator[AssistantMessageEvent]:
         """pi-ai's ``streamSimple`` for ``openai-responses`` (``processResponsesStream``)."""
         opts = options or StreamOptions()
+        try:
+            # the credential first: its base URL (GitHub Copilot's) is the request model's
+            await asyncio.to_thread(self.resolve_auth)  # a refresh blocks: off the loop
+            auth_error: Exception | None = None
+        except Exception as error:
+            auth_error = error
         model = self.pi_ai_model()
         # the message is grown field by field as the stream says (pi-ai's scratch fields included)
         output: Any = make_assistant_message([], api=self.api, provider=self.provider, model=self.id)
@@ -746,11 +754,21 @@ class OpenAIResponsesProvider(RemoteModel):
             aborted = opts.signal is not None and opts.signal.aborted
             output["stopReason"] = "aborted" if aborted else "error"
             # pi_nb never repeats the key a request used (a server may echo it in its error)
-            output["errorMessage"] = redact_key(self._error_text(error), self._env_key())
+            try:
+                key = self._env_key()
+            except Exception:
+                key = None
+            output["errorMessage"] = redact_key(self._error_text(error), key)
             return {"type": "error", "reason": "aborted" if aborted else "error", "error": output}
 
+        if auth_error is not None:
+            yield fail(auth_error)
+            return
         try:
             extra_headers = self._request_headers(model, opts.session_id)
+            if model.get("provider") == "github-copilot":
+                # pi-ai's createClient: Copilot's per-request headers, under the caller's
+                extra_headers = {**copilot_dynamic_headers(context.messages), **extra_headers}
             api_key = self._api_key(model, extra_headers)
             stream_options = self._options(model, context, opts)
             retention = resolve_cache_retention(stream_options.get("cacheRetention"))

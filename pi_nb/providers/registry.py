@@ -149,10 +149,10 @@ def provider_class(api: str) -> type[RemoteModel]:
     return cls
 
 
-# Providers whose key is a sign-in token pi-ai exchanges (OAuth), which pi_nb does not do.
-_SIGN_IN = {
-    "github-copilot": "GitHub Copilot's token exchange",
-}
+# Providers whose key is a sign-in token pi-ai exchanges (OAuth), which pi_nb does not do: none
+# now (GitHub Copilot's token exchange and the ChatGPT sign-in run through pi_nb.auth,
+# RemoteModel.resolve_auth).
+_SIGN_IN: dict[str, str] = {}
 
 _LOCAL_DEFAULTS = {"ollama": (32_768, 8_192)}
 

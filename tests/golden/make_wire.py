@@ -80,14 +80,24 @@ def main() -> None:
         help="only this API's cases, written to wire_requests_<api>.jsonl.gz (the golden of an API "
         "added after the first four; the test reads every wire_requests*.jsonl.gz)",
     )
+    ap.add_argument(
+        "--provider",
+        default=None,
+        help="only this provider's cases (one of wire_cases.OWN_GOLDEN_PROVIDERS), written to "
+        "wire_requests_<provider>.jsonl.gz (the other goldens leave those providers out)",
+    )
     args = ap.parse_args()
     cases = wire_cases.all_cases()
-    if args.api:
-        cases = [c for c in cases if c[1]["api"] == args.api]
+    own = wire_cases.OWN_GOLDEN_PROVIDERS
+    if args.provider:
+        cases = [c for c in cases if c[1]["provider"] == args.provider]
+    elif args.api:
+        cases = [c for c in cases if c[1]["api"] == args.api and c[1]["provider"] not in own]
     elif args.out is None:
-        cases = [c for c in cases if c[1]["api"] in wire_cases.FIRST_APIS]
+        cases = [c for c in cases if c[1]["api"] in wire_cases.FIRST_APIS and c[1]["provider"] not in own]
     if args.out is None:
-        args.out = GOLDEN if not args.api else GOLDEN.with_name(f"wire_requests_{args.api}.jsonl.gz")
+        name = args.provider or args.api
+        args.out = GOLDEN if not name else GOLDEN.with_name(f"wire_requests_{name}.jsonl.gz")
     if args.limit:
         step = max(1, len(cases) // args.limit)
         cases = cases[::step][: args.limit]
@@ -95,7 +105,7 @@ def main() -> None:
     out_lines: list[str] = []
     ua: str | None = None
     with tempfile.TemporaryDirectory() as agent_dir:
-        # Pi's own sign-in store: the ChatGPT token of wire_cases (a sign-in that has not expired)
+        # Pi's own sign-in store: the ChatGPT and GitHub Copilot sign-ins of wire_cases (not expired)
         Path(agent_dir, "auth.json").write_text(json.dumps(wire_cases.pi_auth_json()))
         batch = 400
         for start in range(0, len(cases), batch):

@@ -275,18 +275,24 @@ print(answer)
 # writes the same file (refreshing tokens as Pi does), so one sign-in serves both. A sign-in with a
 # device code shows the link and the code to enter, live in the cell. Here it runs against a
 # local stand-in for GitHub (`pi_nb.auth.testing.FakeOAuthServer`, which approves the code at
-# once), in this notebook's temporary agent dir; `%pi login` calls the same `login_command`.
+# once), in this notebook's temporary agent dir. `%pi models` then says where each provider's
+# credential comes from (never its value) and whether each model can run, and why not.
 
 # %%
 import pi_nb.auth
 from pi_nb.auth.http import redirect_to
 from pi_nb.auth.testing import FakeOAuthServer
-from pi_nb.notebook.login import credential_source_column, login_command, logout_command
 
 with FakeOAuthServer(pending_polls=0) as github, redirect_to(github.url):
-    sign_in = login_command("github-copilot --wait")
-assert sign_in.state == "done", sign_in.message
-print(sign_in.to_text().splitlines()[-1])
-print(credential_source_column(["github-copilot", "anthropic"]))
-print(pi_nb.auth.AuthStorage().read("github-copilot"))
-print(logout_command("github-copilot"))
+    %pi login github-copilot --wait
+print(pi_nb.auth.credential_source("github-copilot"))
+
+# %%
+copilot = %pi models github-copilot
+assert copilot["ready"].all() and copilot["key_source"].str.startswith("auth.json (OAuth").all()
+copilot[["model", "api", "key_source", "ready"]].head(3)
+
+# %%
+answer = %pi logout github-copilot
+print(answer)
+print(pi_nb.auth.credential_source("github-copilot"))

@@ -238,7 +238,8 @@ def credential_source(
 ) -> str | None:
     """Where ``provider``'s credential comes from, without its value: ``"auth.json (api key)"``,
     ``"auth.json (OAuth, expires 2026-12-04 05:00 UTC)"`` (or ``expired ...``: refreshed at the next
-    request), ``"environment: NAME"``, or ``None``. A broken ``auth.json`` gives
+    request), ``"environment: NAME"``, an ambient credential (AWS's for Bedrock, Google's
+    application-default credentials for Vertex: :func:`pi_nb.auth.ambient.ambient_credential`), or ``None``. A broken ``auth.json`` gives
     ``"auth.json: unreadable"``. ``env_vars`` default to the catalog's variables of the provider."""
     if env_vars is None:
         from pi_nb.providers.catalog import provider_api_key_env
@@ -257,7 +258,9 @@ def credential_source(
     for name in env_vars:
         if _env(name):
             return f"environment: {name}"
-    return None
+    from pi_nb.auth.ambient import ambient_credential
+
+    return ambient_credential(provider)
 
 
 def available_model_ids(provider: str, *, storage: AuthStorage | None = None) -> list[str] | None:

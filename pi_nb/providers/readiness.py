@@ -4,7 +4,9 @@
 once with a message that says what to install or which variable to set, instead of letting the
 first turn fail. Two lookups decide it, each in one function: :func:`_sdk_requirement` (the
 package an API's provider imports, and the pi_nb extra that installs it) and
-:func:`_has_credential` (whether the model's key can be found).
+:func:`_has_credential` (whether the model's key can be found: explicit, Pi's ``auth.json``, the
+environment). Bedrock and Vertex also count their ambient credentials
+(:mod:`pi_nb.auth.ambient`); GitHub Copilot and OpenAI Codex name the sign-in that gives one.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-__all__ = ["Readiness", "model_readiness"]
+__all__ = ["Readiness", "model_readiness", "spec_readiness"]
 
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+# providers whose credential is a sign-in (OAuth): pi-ai has no API key for them
+_SIGN_IN_ONLY = ("github-copilot", "openai-codex")
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,35 @@ def model_readiness(model: Any, spec: str | None = None) -> Readiness:
             message=f"{name} needs the {package} package, which is not installed — "
             f"pip install 'pi_nb[{extra}]'",
         )
+    provider = str(getattr(model, "provider", ""))
+    from pi_nb.auth.ambient import ambient_credential, ambient_credential_hint
+
+    hint = ambient_credential_hint(provider)
+    if hint is not None:  # a key, or AWS's / Google's own credentials (pi-ai's "<authenticated>")
+        if _has_credential(model) or ambient_credential(provider) is not None:
+            return Readiness(True)
+        return Readiness(False, message=f"{name} needs {hint}; none is set")
     if _needs_key(model) and not _has_credential(model):
         env = str(model.api_key_env)
+        if provider in _SIGN_IN_ONLY:
+            return Readiness(
+                False,
+                message=f"{name} needs a sign-in: %pi login {provider} (or pi_nb.login({provider!r}))"
+                f" — or a token in ${env}",
+            )
         return Readiness(False, key_env=env, message=f"{name} needs an API key in ${env}, which is not set")
     return Readiness(True)
+
+
+def spec_readiness(spec: Any) -> Readiness:
+    """Whether the catalog model ``spec`` (a ``"provider/id"`` or a :class:`ModelSpec`) can run now:
+    :func:`model_readiness` of its model, or not ready with the registry's own reason when no model
+    can be made (a base URL that needs a variable, as Cloudflare's account id)."""
+    from pi_nb.providers.registry import MissingProviderSettingError, UnsupportedApiError, get_model
+
+    key = spec if isinstance(spec, str) else f"{spec.provider}/{spec.id}"
+    try:
+        model = get_model(key)
+    except (UnsupportedApiError, MissingProviderSettingError) as error:
+        return Readiness(False, message=str(error))
+    return model_readiness(model, key)

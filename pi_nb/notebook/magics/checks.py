@@ -50,6 +50,8 @@ def _check_model(model: Any, spec: str, where: str) -> None:
     if readiness.package is not None:
         raise UsageError(f"{where}: {readiness.message}, then restart the kernel")
     env = readiness.key_env
+    if env is None:  # a sign-in or ambient credentials: the message says what to do
+        raise UsageError(f"{where}: {readiness.message}, then choose the model again")
     raise UsageError(
         f"{where}: {readiness.message} — "
         f"set it (%env {env}=... or os.environ['{env}'] = ...), then choose the model again"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import shlex
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -208,13 +209,19 @@ _MODELS_DTYPES = {
     "cost_output": "Float64",
     "key_env": "string",
     "key_set": "boolean",
+    "key_source": "string",
+    "ready": "boolean",
+    "missing": "string",
 }
 
 
-def _key_columns(provider: str, env: str | None) -> dict[str, Any]:
-    """The credential columns of one ``%pi models`` row: the key's variable and whether it is set
-    (never its value); ``None`` for a provider that sends no key. Their dtypes: :data:`_MODELS_DTYPES`."""
-    return {"key_env": env, "key_set": bool(env and os.environ.get(env, "").strip()) if env else None}
+def _key_columns(provider: str, env: str | None, source: str) -> dict[str, Any]:
+    """The credential columns of one ``%pi models`` row: the key's variable, whether a credential is
+    present and where it comes from (environment, auth.json, an OAuth sign-in, AWS's or Google's
+    own credentials; never its value); ``None`` for a provider that sends no key. Their dtypes:
+    :data:`_MODELS_DTYPES`."""
+    present = bool(source) or bool(env and os.environ.get(env, "").strip())
+    return {"key_env": env, "key_set": present if (env or source) else None, "key_source": source or None}
 
 
 def _models(m: PiMagics, a: argparse.Namespace) -> Any:
@@ -238,11 +245,17 @@ def _models(m: PiMagics, a: argparse.Namespace) -> Any:
                 f"(providers: {', '.join(_known_providers())})"
             )
     key_envs = _provider_key_envs(specs)
+    from pi_nb.notebook.login import credential_source_column
+    from pi_nb.providers.readiness import spec_readiness
+
+    names = sorted({str(_field(s, "provider")) for s in specs})
+    sources = dict(zip(names, credential_source_column(names), strict=True))
     rows = []
     for s in specs:
         provider = str(_field(s, "provider"))
         cost = _field(s, "cost") or {}
         env = key_envs.get(provider)
+        ready = spec_readiness(f"{provider}/{_field(s, 'id')}")
         rows.append(
             {
                 "model": f"{provider}/{_field(s, 'id')}",
@@ -255,7 +268,9 @@ def _models(m: PiMagics, a: argparse.Namespace) -> Any:
                 "input": ",".join(_field(s, "input") or ()),
                 "cost_input": _field(cost, "input") if cost else None,
                 "cost_output": _field(cost, "output") if cost else None,
-                **_key_columns(provider, env),
+                **_key_columns(provider, env, sources[provider]),
+                "ready": ready.ok,
+                "missing": ready.message or None,
             }
         )
     frame = pd.DataFrame(rows).astype(_MODELS_DTYPES)
@@ -583,6 +598,48 @@ def _follow(m: PiMagics, a: argparse.Namespace) -> Any:
     return follower
 
 
+# -- login, logout ---------------------------------------------------------------------------------
+
+
+def _login_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("provider", metavar="PROVIDER", help="github-copilot, openai-codex, anthropic, xai, ...")
+    p.add_argument(
+        "--method", choices=("browser", "device_code"), help="the sign-in flow, where the provider has two"
+    )
+    p.add_argument("--enterprise", metavar="DOMAIN", help="GitHub Enterprise's domain (github-copilot)")
+    p.add_argument("--wait", action="store_true", help="block the cell until the sign-in ends")
+
+
+def _login(m: PiMagics, a: argparse.Namespace) -> None:
+    """Sign in as Pi's ``/login`` does; the credential is saved to the agent dir's ``auth.json``."""
+    from pi_nb.notebook.login import login_command
+
+    words = [a.provider]
+    if a.method:
+        words += ["--method", a.method]
+    if a.enterprise:
+        words += ["--enterprise", a.enterprise]
+    if a.wait:
+        words.append("--wait")
+    try:
+        login_command(shlex.join(words))  # shows its own live view in the cell
+    except ValueError as error:
+        raise UsageError(f"%pi login: {error}") from None
+
+
+def _logout_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("provider", metavar="PROVIDER")
+
+
+def _logout(m: PiMagics, a: argparse.Namespace) -> str:
+    from pi_nb.notebook.login import logout_command
+
+    try:
+        return logout_command(shlex.join([a.provider]))
+    except ValueError as error:
+        raise UsageError(f"%pi logout: {error}") from None
+
+
 # -- status, session, help ------------------------------------------------------------------------
 
 
@@ -704,6 +761,14 @@ COMMANDS: tuple[Command, ...] = (
         _follow_args,
         _follow,
     ),
+    Command(
+        "login",
+        "PROVIDER [--method browser|device_code] [--enterprise DOMAIN] [--wait]",
+        "sign in as Pi's /login does (OAuth; saved to auth.json, shared with Pi)",
+        _login_args,
+        _login,
+    ),
+    Command("logout", "PROVIDER", "remove a provider's credential from auth.json", _logout_args, _logout),
     Command("status", "", "where the session is", _no_arguments, _status),
     Command("session", "", "the AgentSession object itself (for the Python API)", _no_arguments, _session),
     Command(

@@ -364,6 +364,17 @@ _EXPORTS: dict[str, str] = {
     "StreamRedactor": "redaction",
     # pi_nb.providers.openai_responses
     "OpenAIResponsesProvider": "providers.openai_responses",
+    # pi_nb.providers.readiness: whether a model can run now, and what is missing
+    "Readiness": "providers.readiness",
+    "model_readiness": "providers.readiness",
+    "spec_readiness": "providers.readiness",
+    # pi_nb.agent.factory: AgentSession.create's assembly
+    "create_agent_session": "agent.factory",
+    # pi_nb.auth: Pi's auth.json and its sign-ins
+    "login": "auth",
+    "logout": "auth",
+    "credential_source": "auth",
+    "login_providers": "auth",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -487,3 +498,10 @@ def load_ipython_extension(ipython: object) -> None:
     from pi_nb.notebook.magics import load_ipython_extension as _load
 
     _load(ipython)
+
+
+def unload_ipython_extension(ipython: object) -> None:
+    """``%unload_ext pi_nb``: removes the magics and stops their background work."""
+    from pi_nb.notebook.magics import unload_ipython_extension as _unload
+
+    _unload(ipython)

@@ -459,3 +459,67 @@ def _iso_utc(value: Any) -> str | None:
     if value.tzinfo is None:
         return str(value.isoformat()) + "Z"
     return str(value.isoformat())
+
+
+# ---------------------------------------------------------------------------------------------
+# research frames: what compactions keep, how far the estimates drift
+
+
+def _is_replay(value: Any) -> bool:
+    return hasattr(value, "compactions") and hasattr(value, "entries") and hasattr(value, "decisions")
+
+
+def _retention_groups(source: Any, strict: bool | None, progress: bool | None) -> list[Any]:
+    """``(session id, file, policy, simulated, retentions)`` for a replay, ``{policy: replay}``,
+    a list of replays, or a session source (its recorded compactions)."""
+    from pi_nb.analysis.retention import replay_retention, session_retention
+
+    if _is_replay(source):
+        source = {None: source}
+    if (
+        isinstance(source, Sequence)
+        and source
+        and not isinstance(source, str)
+        and all(map(_is_replay, source))
+    ):
+        source = (
+            {None: source[0]}
+            if len(source) == 1
+            else {f"replay {i}": r for i, r in enumerate(source)}
+        )
+    if isinstance(source, Mapping) and source and all(map(_is_replay, source.values())):
+        return [
+            (r.session_id, r.session_file, policy, True, replay_retention(r)) for policy, r in source.items()
+        ]
+    sessions, _problems = iter_sessions(source, strict=strict, progress=progress)
+    return [(s.session_id, s.session_file, None, False, session_retention(s.entries)) for s in sessions]
+
+
+def retention_df(source: Any, *, strict: bool | None = None, progress: bool | None = None) -> Any:
+    """One row per (compaction, artifact): what the summarised span held and where it survives.
+
+    ``source``: a session source (its recorded compactions), a
+    :class:`~pi_nb.what_if.ReplayResult` (the compactions a replayed policy made), a list of
+    those, or ``{policy label: ReplayResult}``. Columns: ``session_id``, ``session_file``,
+    ``policy`` (the label, ``<NA>`` for recorded compactions), ``simulated``,
+    ``compaction_index`` (0-based, per session / replay), ``compaction_id``, ``span``
+    (``dropped``: summarised; ``kept``: still in context), ``entry_id`` (where the artifact
+    first shows), ``kind`` (``file_read``, ``file_modified``, ``command``, ``identifier``,
+    ``error``, ``instruction``), ``value`` and ``survived_in`` (``kept``, ``summary`` or
+    ``none``). The rules are :mod:`pi_nb.analysis.retention`'s.
+    """
+    from pi_nb.analysis.retention import RETENTION_COLUMNS, retention_rows
+
+    return _frame(RETENTION_COLUMNS, retention_rows(_retention_groups(source, strict, progress)))
+
+
+def retention_summary_df(source: Any, *, strict: bool | None = None, progress: bool | None = None) -> Any:
+    """One row per (compaction, artifact kind) over the dropped span: ``artifacts``,
+    ``in_kept``, ``in_summary``, ``lost`` and ``survival_rate`` ((kept + summary) / artifacts),
+    with the compaction's ``first_kept_entry_id``, ``dropped_entries``, ``kept_entries`` and
+    ``summary_chars``. ``source`` as in :func:`retention_df`."""
+    from pi_nb.analysis.retention import RETENTION_SUMMARY_COLUMNS, retention_summary_rows
+
+    return _frame(
+        RETENTION_SUMMARY_COLUMNS, retention_summary_rows(_retention_groups(source, strict, progress))
+    )

@@ -51,6 +51,7 @@ __all__ = [
     "composition_series",
     "context_series",
     "plot_context_tokens",
+    "plot_estimate_drift",
     "plot_retention",
     "plot_token_composition",
     "plot_truncation",
@@ -598,4 +599,62 @@ def plot_retention(
         ]
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.set_title(title or "where the summarised artifacts survive")
+    return result
+
+
+def plot_estimate_drift(
+    source: Any,
+    *,
+    tiktoken: bool = True,
+    min_recorded: float = 0.0,
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    """Per kind of content: how far Pi's chars/4 estimate (and tiktoken) is from the provider's
+    recorded usage, in % (``estimate / recorded - 1``; below 0: the estimate is too low), over
+    every session of ``source`` (:func:`pi_nb.notebook.frames.estimate_drift_df`; a frame it
+    returned with ``by="kind"`` is drawn as it is). Each kind's label shows the recorded tokens
+    attributed to it; kinds with fewer than ``min_recorded`` are left out."""
+    from pi_nb.notebook.frames import estimate_drift_df
+
+    if hasattr(source, "columns") and "estimate_drift" in getattr(source, "columns", ()):
+        df = source
+    else:
+        df = estimate_drift_df(source, tiktoken=tiktoken)
+    df = df[df["recorded_tokens"].fillna(0) > min_recorded] if len(df) else df
+    given = ax
+    fig, ax = _figure(ax, (9, 4))
+    result = fig if given is None else ax
+    ax.set_ylabel("drift vs recorded usage (%)")
+    ax.set_xlabel("content kind (recorded tokens attributed)")
+    if df.empty:
+        ax.text(0.5, 0.5, "no usable intervals", ha="center", va="center", transform=ax.transAxes)
+        return result
+    df = df.sort_values("recorded_tokens", ascending=False)
+    x = list(range(len(df)))
+    est = [float(v) * 100 if v is not None and v == v else 0.0 for v in df["estimate_drift"].astype(object)]
+    show_tk = tiktoken and df["tiktoken_drift"].notna().any()
+    width = 0.4 if show_tk else 0.8
+    ax.bar(
+        [i - width / 2 if show_tk else i for i in x],
+        est,
+        width=width,
+        color="#2563eb",
+        label="chars/4 (Pi's estimate)",
+    )
+    if show_tk:
+        tk = [
+            float(v) * 100 if v is not None and v == v else 0.0 for v in df["tiktoken_drift"].astype(object)
+        ]
+        ax.bar([i + width / 2 for i in x], tk, width=width, color="#f59e0b", label="tiktoken")
+    ax.axhline(0, color="#374151", linewidth=0.8)
+    names = [
+        f"{k}\n({format_tokens(round(float(r)))})"
+        for k, r in zip(df["kind"], df["recorded_tokens"], strict=True)
+    ]
+    ax.set_xticks(
+        x, names, rotation=30 if len(x) > 5 else 0, ha="right" if len(x) > 5 else "center", fontsize=8
+    )
+    ax.legend(fontsize=7)
+    ax.set_title(title or "token estimates against recorded usage, per kind")
     return result

@@ -409,12 +409,12 @@ class DriftSummary:
         if drift is None or self.turns == 0:
             return None
         text = (
-            f"chars/4 estimate off by {drift * 100:+.0f} % vs recorded usage over "
+            f"chars/4 estimate off by {round(drift * 100):+d} % vs recorded usage over "
             f"{self.turns} turn{'s' if self.turns != 1 else ''}"
         )
         tk = self.tiktoken_drift
         if tk is not None:
-            text += f" (tiktoken {self.encoding}: {tk * 100:+.0f} %)"
+            text += f" (tiktoken {self.encoding}: {round(tk * 100):+d} %)"
         return text
 
 

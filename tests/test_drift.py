@@ -272,3 +272,12 @@ def test_plot_estimate_drift() -> None:
     assert len(ax.get_xticklabels()) == len(df)
     heights = sorted(round(p.get_height(), 6) for p in ax.patches[: len(df)])
     assert heights == sorted(round(float(v) * 100, 6) for v in df["estimate_drift"])
+
+
+def test_cache_gives_the_same_intervals() -> None:
+    cache: dict[int, Any] = {}
+    entries = hand_session()
+    plain = drift_intervals(entries)
+    assert drift_intervals(entries, cache=cache) == plain
+    assert len(cache) == 11  # every message (the summary too) but the errored response
+    assert drift_intervals(entries, cache=cache) == plain

@@ -290,10 +290,35 @@ def _attribute(parts: list[DriftPart], recorded: int) -> tuple[DriftPart, ...]:
     )
 
 
-def drift_intervals(branch: Sequence[SessionEntry], *, tiktoken: bool = True) -> list[DriftInterval]:
+PartsCache = dict[int, tuple[object, str | None, list[DriftPart]]]
+"""``{id(message): (message, encoding, parts)}``: the parts of messages already split (a live
+view re-reads its session after every event)."""
+
+
+def _cached_parts(
+    cache: PartsCache | None,
+    m: Mapping[str, Any],
+    eid: str | None,
+    encoding: str | None,
+    args: Mapping[str, Any] | None = None,
+) -> list[DriftPart]:
+    if cache is None:
+        return message_parts(m, eid=eid, encoding=encoding, call_args=args)
+    hit = cache.get(id(m))
+    if hit is not None and hit[0] is m and hit[1] == encoding:
+        return hit[2]
+    parts = message_parts(m, eid=eid, encoding=encoding, call_args=args)
+    cache[id(m)] = (m, encoding, parts)
+    return parts
+
+
+def drift_intervals(
+    branch: Sequence[SessionEntry], *, tiktoken: bool = True, cache: PartsCache | None = None
+) -> list[DriftInterval]:
     """The intervals between consecutive usable responses of a root -> leaf ``branch`` (see the
     module docstring). ``tiktoken=False`` leaves the tiktoken counts out (``None``; the
-    increment is then split by the estimates)."""
+    increment is then split by the estimates). ``cache``: a dict kept between calls over the
+    same session, so only new messages are split."""
     from pi_nb.session.context import session_entry_to_context_messages
 
     calls: dict[str, Mapping[str, Any]] = {}
@@ -335,11 +360,11 @@ def drift_intervals(branch: Sequence[SessionEntry], *, tiktoken: bool = True) ->
                     out.append(
                         DriftInterval(len(out), prev[1], eid, model, encoding, delta, usable, reason, parts)
                     )
-                pending = message_parts(m, eid=eid, encoding=encoding)
+                pending = list(_cached_parts(cache, m, eid, encoding))
                 prev, broken = (prompt, eid), None
             else:
                 args = calls.get(str(m.get("toolCallId"))) if role == "toolResult" else None
-                pending.extend(message_parts(m, eid=eid, encoding=encoding, call_args=args))
+                pending.extend(_cached_parts(cache, m, eid, encoding, args))
     return out
 
 
@@ -418,9 +443,11 @@ class DriftSummary:
         return text
 
 
-def session_drift(branch: Sequence[SessionEntry], *, tiktoken: bool = False) -> DriftSummary:
+def session_drift(
+    branch: Sequence[SessionEntry], *, tiktoken: bool = False, cache: PartsCache | None = None
+) -> DriftSummary:
     """The drift of a root -> leaf ``branch`` (chars/4 only unless ``tiktoken``)."""
-    return summarize(drift_intervals(branch, tiktoken=tiktoken))
+    return summarize(drift_intervals(branch, tiktoken=tiktoken, cache=cache))
 
 
 def summarize(intervals: Iterable[DriftInterval]) -> DriftSummary:
@@ -437,9 +464,10 @@ def summarize(intervals: Iterable[DriftInterval]) -> DriftSummary:
     )
 
 
-def drift_line(branch: Sequence[SessionEntry]) -> str | None:
-    """:meth:`DriftSummary.line` of a branch (chars/4 only: cheap enough for a live view)."""
-    return session_drift(branch).line()
+def drift_line(branch: Sequence[SessionEntry], cache: PartsCache | None = None) -> str | None:
+    """:meth:`DriftSummary.line` of a branch (chars/4 only: cheap enough for a live view, with a
+    ``cache`` kept between calls)."""
+    return session_drift(branch, cache=cache).line()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -274,6 +274,7 @@ class BudgetView(_WidgetView):
         # (the session manager, the keyword arguments of BudgetTracker.session_input for it)
         self._session: tuple[Any, dict[str, Any]] | None = None
         self._seen: tuple[int, str | None] | None = None
+        self._drift_cache: dict[int, Any] = {}
         self.drift: str | None = None
         """How far the chars/4 estimate has been off in the session (one line; ``None`` for a
         view not made from a session, or before two responses with usage)."""
@@ -322,7 +323,7 @@ class BudgetView(_WidgetView):
         view = cls(tracker.session_input(sm, **session_args), tracker=tracker, **view_kwargs)
         view._session = (sm, session_args)
         view._seen = view._state()
-        view.drift = _drift_line(sm)
+        view.drift = _drift_line(sm, view._drift_cache)
         return view
 
     def _state(self) -> tuple[int, str | None] | None:
@@ -342,7 +343,7 @@ class BudgetView(_WidgetView):
                 return False
             sm, args = self._session
             self._seen = state
-            self.drift = _drift_line(sm)
+            self.drift = _drift_line(sm, self._drift_cache)
             self.update(self.tracker.session_input(sm, **args), force=True)
             return True
 
@@ -401,13 +402,13 @@ class BudgetView(_WidgetView):
         return self._widget
 
 
-def _drift_line(sm: Any) -> str | None:
+def _drift_line(sm: Any, cache: Any = None) -> str | None:
     """The engine's one line on the estimate's drift over the session's active branch (never
     raises: a view must draw whatever the session holds)."""
     from pi_nb.analysis.drift import drift_line
 
     try:
-        return drift_line(sm.get_branch())
+        return drift_line(sm.get_branch(), cache)
     except Exception:
         return None
 

@@ -296,3 +296,20 @@ def test_plot_retention() -> None:
     ]
     with pytest.raises(NotebookError):
         plot_retention(REAL, kinds=["nope"])
+
+
+@pytest.mark.parametrize("keep", [300, 800, 2000])
+@pytest.mark.parametrize("name", ["tools.jsonl", "compaction.jsonl", "branches.jsonl"])
+def test_dropped_span_is_what_the_replay_summarised(name: str, keep: int) -> None:
+    """The dropped span, cut here from the path and firstKeptEntryId alone, holds exactly the
+    messages the replayed policy sent to the summariser (history plus split-turn prefix)."""
+    from pi_nb.analysis.retention import replay_retention
+    from pi_nb.what_if import replay
+
+    r = replay(REAL.parent / name, context_window=3000, reserve_tokens=750, keep_recent_tokens=keep)
+    got = replay_retention(r)
+    assert [x.compaction_id for x in got] == [c.id for c in r.compactions]
+    assert [x.dropped_messages for x in got] == [
+        c.messages_summarized + c.turn_prefix_messages for c in r.compactions
+    ]
+    assert [x.first_kept_entry_id for x in got] == [c.first_kept_entry_id for c in r.compactions]

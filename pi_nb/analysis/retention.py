@@ -296,6 +296,8 @@ class CompactionRetention:
     compaction_id: str | None
     first_kept_entry_id: str | None
     dropped_entries: int
+    dropped_messages: int
+    """The messages of the dropped span (what Pi sends to the summariser: history and turn prefix)."""
     kept_entries: int
     summary_chars: int
     rows: tuple[RetentionRow, ...]
@@ -368,6 +370,7 @@ def compaction_retention(path: Sequence[SessionEntry]) -> CompactionRetention:
         cid,
         fk if isinstance(fk, str) else None,
         sum(1 for e in dropped if e.get("type") != "compaction"),
+        sum(len(session_entry_to_context_messages(e)) for e in dropped if e.get("type") != "compaction"),
         len(kept),
         len(summary),
         tuple(rows),
@@ -445,6 +448,7 @@ RETENTION_SUMMARY_COLUMNS: tuple[Column, ...] = (
     *RETENTION_COLUMNS[:6],
     Column("first_kept_entry_id", "string", lambda x: x.c.first_kept_entry_id),
     Column("dropped_entries", "Int64", lambda x: x.c.dropped_entries),
+    Column("dropped_messages", "Int64", lambda x: x.c.dropped_messages),
     Column("kept_entries", "Int64", lambda x: x.c.kept_entries),
     Column("summary_chars", "Int64", lambda x: x.c.summary_chars),
     Column("kind", "string", lambda x: x.kind),

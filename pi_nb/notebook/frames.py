@@ -516,7 +516,7 @@ def retention_summary_df(source: Any, *, strict: bool | None = None, progress: b
     """One row per (compaction, artifact kind) over the dropped span: ``artifacts``,
     ``in_kept``, ``in_summary``, ``lost`` and ``survival_rate`` ((kept + summary) / artifacts),
     with the compaction's ``first_kept_entry_id``, ``dropped_entries``, ``kept_entries`` and
-    ``summary_chars``. ``source`` as in :func:`retention_df`."""
+    ``summary_chars`` (and ``dropped_messages``, the messages sent to the summariser). ``source`` as in :func:`retention_df`."""
     from pi_nb.analysis.retention import RETENTION_SUMMARY_COLUMNS, retention_summary_rows
 
     return _frame(

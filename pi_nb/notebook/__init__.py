@@ -12,9 +12,10 @@ ipywidgets: each name below is loaded from its module on first access.
 * :func:`follow` - the tree, budget and a turn log of a session file another process writes;
 * :func:`export_html` / :class:`StaticHTMLExporter` - static HTML of a notebook, no CDN;
 * frames (pandas): :func:`entries_df`, :func:`messages_df`, :func:`tool_results_df`,
-  :func:`usage_df`, :func:`compactions_df`;
+  :func:`usage_df`, :func:`compactions_df`; research frames :func:`retention_df`,
+  :func:`retention_summary_df`, :func:`estimate_drift_df`;
 * plots (matplotlib): :func:`plot_context_tokens`, :func:`plot_token_composition`,
-  :func:`plot_truncation`.
+  :func:`plot_truncation`, :func:`plot_retention`, :func:`plot_estimate_drift`.
 """
 
 from __future__ import annotations
@@ -83,6 +84,10 @@ _LAZY: dict[str, str] = {
     "messages_df": "frames",
     "tool_results_df": "frames",
     "usage_df": "frames",
+    # research frames: what compactions keep, how far the estimates drift
+    "estimate_drift_df": "frames",
+    "retention_df": "frames",
+    "retention_summary_df": "frames",
     # corpora (a directory of sessions, one process or Dask)
     "corpus_dask": "corpus",
     "load_corpus": "corpus",
@@ -94,6 +99,8 @@ _LAZY: dict[str, str] = {
     "plot_context_tokens": "plots",
     "plot_token_composition": "plots",
     "plot_truncation": "plots",
+    "plot_estimate_drift": "plots",
+    "plot_retention": "plots",
 }
 
 __all__ = sorted(_LAZY)

@@ -65,6 +65,20 @@ OPEN_ON_PURPOSE = {
     "pi_nb.analysis.extract.assistant_message",
     # the replay's version rules read the header of a file from any Pi version (only its timestamp)
     "pi_nb.what_if.pi_rules",
+    # the retention and drift readers take messages of any file as JSON, as the frames' extractors
+    "pi_nb.analysis.drift.message_parts",
+    "pi_nb.analysis.retention.message_artifacts",
+    "pi_nb.analysis.retention.message_search_text",
+    # a sign-in's progress event (a link, a code), not an agent event
+    "pi_nb.auth.oauth.common.Interaction.notify",
+    # wire converters and header rules that read messages after transform_messages rewrote them
+    # (as JSON, like the converters above); Bedrock's returns the Converse API's own messages
+    "pi_nb.providers.anthropic_provider.request_headers",
+    "pi_nb.providers.openai_compat.request_headers",
+    "pi_nb.providers.bedrock_converse_stream.convert_messages",
+    "pi_nb.providers.github_copilot_headers.infer_copilot_initiator",
+    "pi_nb.providers.github_copilot_headers.has_copilot_vision_input",
+    "pi_nb.providers.github_copilot_headers.copilot_dynamic_headers",
 }
 
 

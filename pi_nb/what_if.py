@@ -89,7 +89,7 @@ import math
 import os
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, TypeGuard, cast, overload
 
 from pi_nb.compaction.decision import Checkpoint, CompactionDecision, ContextCount, ModelRef, decide
 from pi_nb.compaction.overflow import is_context_overflow
@@ -111,6 +111,8 @@ from pi_nb.session.types import (
 from pi_nb.tokens import _checked_context_tokens, calculate_context_tokens, estimate_tokens
 
 if TYPE_CHECKING:
+    from pi_nb.policies.base import ContextPolicy
+    from pi_nb.policies.replay import PolicyReplay
     from pi_nb.providers.base import Model
 
 __all__ = [
@@ -1495,6 +1497,7 @@ def _walk_sync(
     return walk
 
 
+@overload
 def replay(
     session: SessionInput,
     *,
@@ -1508,7 +1511,43 @@ def replay(
     model: Model | None = None,
     leaf_id: str | None = None,
     rules: str = "0.85.0",
-) -> ReplayResult:
+    policy: None = None,
+) -> ReplayResult: ...
+
+
+@overload
+def replay(
+    session: SessionInput,
+    *,
+    context_window: WindowSpec,
+    reserve_tokens: int = 16384,
+    keep_recent_tokens: int = 20000,
+    enabled: bool = True,
+    max_tokens: int | None = None,
+    summary_tokens: int | None = None,
+    usage: Literal["rebase", "recorded"] = "rebase",
+    model: Model | None = None,
+    leaf_id: str | None = None,
+    rules: str = "0.85.0",
+    policy: ContextPolicy | str,
+) -> PolicyReplay: ...
+
+
+def replay(
+    session: SessionInput,
+    *,
+    context_window: WindowSpec,
+    reserve_tokens: int = 16384,
+    keep_recent_tokens: int = 20000,
+    enabled: bool = True,
+    max_tokens: int | None = None,
+    summary_tokens: int | None = None,
+    usage: Literal["rebase", "recorded"] = "rebase",
+    model: Model | None = None,
+    leaf_id: str | None = None,
+    rules: str = "0.85.0",
+    policy: ContextPolicy | str | None = None,
+) -> ReplayResult | PolicyReplay:
     """Re-decide Pi's automatic compactions over a recorded session with another policy.
 
     ``session``: a :class:`~pi_nb.session.SessionManager`, a session file (Pi's or pi_nb's; read,
@@ -1524,10 +1563,19 @@ def replay(
     the session was created (its header's date; a file does not say which program wrote it, and
     pi_nb writes the same header, so this is opt-in).
 
+    ``policy``: replay under a context policy instead (:mod:`pi_nb.policies`: ``PiPolicy(...)``,
+    masking, trimming...; or ``"recorded"``): returns a :class:`~pi_nb.policies.PolicyReplay`
+    (the requests that policy sends); then only ``context_window`` and ``leaf_id`` are read.
+    ``replay(s, policy=PiPolicy(...)).pi`` is ``replay(s, **settings)`` itself.
+
     No model is called without ``model``; nothing is written. Bad arguments raise
     :class:`~pi_nb.errors.ReplayError`.
     """
-    policy = _policy(
+    if policy is not None:
+        from pi_nb.policies.replay import replay_policy
+
+        return replay_policy(session, policy, context_window=context_window, leaf_id=leaf_id)
+    policy_ = _policy(
         context_window,
         reserve_tokens,
         keep_recent_tokens,
@@ -1559,7 +1607,7 @@ def replay(
             )
         raise ReplayError("replay(model=...) cannot run inside an event loop; use `await areplay(...)`")
     path, session_id, session_file, header = _load(session, leaf_id)
-    return _result(_walk_sync(path, policy, header), session_id, session_file)
+    return _result(_walk_sync(path, policy_, header), session_id, session_file)
 
 
 async def areplay(
@@ -1609,6 +1657,7 @@ async def areplay(
     return _result(walk, session_id, session_file)
 
 
+@overload
 def sweep(
     sessions: Iterable[SessionInput],
     *,
@@ -1620,7 +1669,42 @@ def sweep(
     summary_tokens: int | None = None,
     usage: Literal["rebase", "recorded"] = "rebase",
     rules: str = "0.85.0",
-) -> list[SweepOutcome]:
+    policies: None = None,
+    params: None = None,
+) -> list[SweepOutcome]: ...
+
+
+@overload
+def sweep(
+    sessions: Iterable[SessionInput],
+    *,
+    context_window: Sequence[int],
+    reserve_tokens: Sequence[int] = (16384,),
+    keep_recent_tokens: Sequence[int] = (20000,),
+    enabled: bool = True,
+    max_tokens: int | None = None,
+    summary_tokens: int | None = None,
+    usage: Literal["rebase", "recorded"] = "rebase",
+    rules: str = "0.85.0",
+    policies: Sequence[ContextPolicy | str],
+    params: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+) -> list[dict[str, Any]]: ...
+
+
+def sweep(
+    sessions: Iterable[SessionInput],
+    *,
+    context_window: Sequence[int],
+    reserve_tokens: Sequence[int] = (16384,),
+    keep_recent_tokens: Sequence[int] = (20000,),
+    enabled: bool = True,
+    max_tokens: int | None = None,
+    summary_tokens: int | None = None,
+    usage: Literal["rebase", "recorded"] = "rebase",
+    rules: str = "0.85.0",
+    policies: Sequence[ContextPolicy | str] | None = None,
+    params: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+) -> list[SweepOutcome] | list[dict[str, Any]]:
     """Replay every session under every policy of the grid (windows x reserves x keeps).
 
     Each session is loaded once (its active branch). One :class:`SweepOutcome` per (session,
@@ -1629,14 +1713,14 @@ def sweep(
     grid = [(w, r, k) for w in context_window for r in reserve_tokens for k in keep_recent_tokens]
     if not grid:
         raise ReplayError("the sweep grid is empty")
-    policies = [
+    settings = [
         (w, r, k, _policy(w, r, k, enabled, max_tokens, summary_tokens, usage, False, rules))
         for w, r, k in grid
     ]
     out: list[SweepOutcome] = []
     for session in sessions:
         path, session_id, session_file, header = _load(session, None)
-        for window, reserve, keep, policy in policies:
+        for window, reserve, keep, policy in settings:
             result = _result(_walk_sync(path, policy, header), session_id, session_file)
             out.append(SweepOutcome(session_id, session_file, window, reserve, keep, result.outcome()))
     return out

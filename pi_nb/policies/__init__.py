@@ -6,6 +6,7 @@ reference), :mod:`~pi_nb.policies.library` (other agents' policies), :mod:`~pi_n
 """
 
 from pi_nb.policies.base import ContextPolicy, PolicyContext, Rewrite
+from pi_nb.policies.cost import PolicyCost, RequestCost, policy_cost
 from pi_nb.policies.library import (
     ClaudeCodeAutoCompact,
     ClearToolUses,
@@ -18,6 +19,7 @@ from pi_nb.policies.library import (
 )
 from pi_nb.policies.pi import PiPolicy
 from pi_nb.policies.replay import RECORDED, PolicyEvent, PolicyReplay, PolicyRequest, replay_policy
+from pi_nb.policies.sweep import expand_policies, sweep_policies
 
 __all__ = [
     "RECORDED",
@@ -30,11 +32,16 @@ __all__ = [
     "ObservationMasking",
     "PiPolicy",
     "PolicyContext",
+    "PolicyCost",
     "PolicyEvent",
     "PolicyReplay",
     "PolicyRequest",
+    "RequestCost",
     "Rewrite",
     "TrimLastTokens",
     "TrimLastTurns",
+    "expand_policies",
+    "policy_cost",
     "replay_policy",
+    "sweep_policies",
 ]

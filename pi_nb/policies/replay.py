@@ -216,16 +216,21 @@ def replay_policy(
     *,
     context_window: WindowSpec,
     leaf_id: str | None = None,
+    loaded: tuple[list[SessionEntry], str | None, str | None] | None = None,
 ) -> PolicyReplay:
     """The requests ``policy`` would send over the recorded ``session`` (see the module docstring).
 
     ``policy``: a :class:`~pi_nb.policies.base.ContextPolicy` (``PiPolicy(...)`` included) or
     ``"recorded"``. ``context_window``: as for :func:`pi_nb.what_if.replay` (one number, a mapping
-    by model, or a callable). No model is called.
+    by model, or a callable). ``loaded``: the branch already read (entries, session id, file).
+    No model is called.
     """
     from pi_nb.what_if import _load, _window_for, replay
 
-    path, session_id, session_file, _header = _load(session, leaf_id)
+    if loaded is None:
+        path, session_id, session_file, _header = _load(session, leaf_id)
+    else:
+        path, session_id, session_file = loaded
     recorded = _path_requests(path)
     overheads = _overheads(recorded)
     first_window = _window_for(

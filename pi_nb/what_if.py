@@ -168,8 +168,8 @@ class PiRules:
 
     ``pre_prompt``: the check before a new prompt exists (since 0.23.3); ``between_turns``: the
     check after a tool-result batch exists (since 0.84.4); ``custom_messages_kept``: custom
-    messages count toward ``keepRecentTokens`` (since 0.80.4; the replay's cut points always
-    count them, as 0.85.0 does).
+    messages count toward ``keepRecentTokens`` (since 0.80.4; before, the replay's cut counts
+    only ``message`` entries, as Pi did).
     """
 
     version: str
@@ -1299,7 +1299,9 @@ class _Walk:
         *,
         diverged: bool | None = None,
     ) -> Generator[_SummaryRequest, str, None]:
-        preparation = prepare_compaction(self.sim_path, self.settings)
+        preparation = prepare_compaction(
+            self.sim_path, self.settings, message_entries_only=not self.rules.custom_messages_kept
+        )
         if preparation is None:
             self._decision(
                 checkpoint, g, mid, window, tokens, source, reason, "nothing_to_compact", will_retry

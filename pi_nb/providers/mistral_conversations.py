@@ -509,9 +509,7 @@ class MistralConversationsModel(RemoteModel):
                 if opts.signal is not None and opts.signal.aborted:
                     raise _StreamError("This operation was aborted")  # fetch's text for an aborted signal
                 stream_options = self._options(model, context, opts, api_key)
-                extra = provider_attribution_headers(
-                    model, opts.session_id, self.credential_headers() or None
-                )
+                extra = provider_attribution_headers(model, opts.session_id, self.credential_headers() or None)
                 if extra:
                     stream_options["headers"] = dict(extra)
                 payload = self._payload(model, context, stream_options)

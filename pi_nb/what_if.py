@@ -1711,7 +1711,15 @@ def sweep(
 
     Each session is loaded once (its active branch). One :class:`SweepOutcome` per (session,
     policy): sessions in the order given, policies in grid order. No model is called.
+
+    ``policies``: sweep context policies instead (:func:`pi_nb.policies.sweep_policies`): every
+    policy (each copy of it with the settings in ``params[policy.name]``) under every
+    ``context_window``, one table row each with its cost; the other arguments are not read.
     """
+    if policies is not None:
+        from pi_nb.policies.sweep import sweep_policies
+
+        return sweep_policies(sessions, policies, context_window=context_window, params=params)
     grid = [(w, r, k) for w in context_window for r in reserve_tokens for k in keep_recent_tokens]
     if not grid:
         raise ReplayError("the sweep grid is empty")

@@ -194,6 +194,11 @@ def policy_cost(
         used_models.add(mode)
         now = r.time_ms if r.time_ms is not None else clock
         clock = now
+        if not r.billed:
+            out.append(
+                RequestCost(r.index, r.entry_id, 0, 0, 0, 0, 0, 0.0, _recorded_request_cost(r, prices), None)
+            )
+            continue
         read, write = _cache_split(r, mode, store, now, ttl)
         write_1h = write if long_ttl and mode == "anthropic" else 0
         usage = {

@@ -25,6 +25,7 @@ the recorded one exactly. Assistant messages that ended in an error or were abor
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,6 +69,13 @@ class PolicyRequest:
     output_tokens: int
     recorded_usage: Mapping[str, Any] | None = field(repr=False)
     messages: tuple[AgentMessage, ...] = field(repr=False)
+    stop_reason: str | None = None
+
+    @property
+    def billed(self) -> bool:
+        """The provider billed this request: not an error answer without any usage (a request
+        refused for overflowing the window costs nothing)."""
+        return not (self.stop_reason in ("error", "aborted") and self.recorded_tokens is None)
 
 
 @dataclass(frozen=True)
@@ -183,6 +191,7 @@ def _request(
         output_tokens=int(usage.get("output") or 0) if isinstance(usage, Mapping) else 0,
         recorded_usage=usage if isinstance(usage, Mapping) else None,
         messages=tuple(messages),
+        stop_reason=message.get("stopReason"),
     )
 
 
@@ -249,6 +258,7 @@ def replay_policy(
         return PolicyReplay(RECORDED, {}, session_id, session_file, first_window, build(recorded), ())
     if isinstance(policy, PiPolicy):
         result = replay(path, context_window=context_window, **policy.replay_kwargs())
+        result = dataclasses.replace(result, session_id=session_id, session_file=session_file)
         pairs = _path_requests(result.entries)
         requests = build(pairs)
         by_id = {r.entry_id: r.index for r in requests}

@@ -397,3 +397,27 @@ def test_old_cut_rule_counts_only_message_entries() -> None:
     # before 0.80.4: only message entries count: 100 (e3) + 100 (e1) + 100 (e0) never reach 1050
     assert find_cut_point(entries, 0, 4, 1050, message_entries_only=True).first_kept_entry_index == 0
     assert find_cut_point(entries, 0, 4, 150, message_entries_only=True).first_kept_entry_index == 1
+
+
+def test_notebook_08_runs_offline_and_shows_the_policies(tmp_path: Path) -> None:
+    """notebooks/08_policies.ipynb, executed the way tools/run_notebooks.py runs every notebook."""
+    import sys
+
+    pytest.importorskip("nbclient")
+    sys.path.insert(0, str(ROOT.parent / "tools"))
+    import run_notebooks
+
+    nb = run_notebooks.execute_notebook(
+        ROOT.parent / "notebooks" / "08_policies.ipynb", agent_dir=str(tmp_path / "agent")
+    )
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code)
+    outputs = [o for c in code for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = "\n".join(
+        o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get("text/plain", "")
+        for o in outputs
+    )
+    assert "17 requests; the same size as recorded: the first 15" in text
+    assert "observation_masking" in text and "claude_code_autocompact" in text
+    assert sum(1 for o in outputs if "image/png" in o.get("data", {})) == 4

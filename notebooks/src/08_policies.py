@@ -63,13 +63,19 @@ print(SONNET.cost)
 
 # %%
 recorded = replay_policy(SESSION, RECORDED, context_window=WINDOW)
-pi_same = replay_policy(SESSION, PiPolicy(reserve_tokens=1500, keep_recent_tokens=1500), context_window=WINDOW)
+pi_same = replay_policy(
+    SESSION, PiPolicy(reserve_tokens=1500, keep_recent_tokens=1500), context_window=WINDOW
+)
 diff = [a.tokens - b.tokens for a, b in zip(pi_same.requests, recorded.requests)]
 same = next((i for i, d in enumerate(diff) if d != 0), len(diff))
 manual = [c for c in pi_same.pi.recorded_compactions if c.reason == "manual"]
 print(f"{len(recorded.requests)} requests; the same size as recorded: the first {same}")
-print(f"the user's /compact came after entry {manual[0].after_entry_id}; request {same} is the first after it")
-print(f"replayed compactions: {len(pi_same.events)}, recorded (automatic + manual): {len(pi_same.pi.recorded_compactions)}")
+print(
+    f"the user's /compact came after entry {manual[0].after_entry_id}; request {same} is the first after it"
+)
+print(
+    f"replayed compactions: {len(pi_same.events)}, recorded (automatic + manual): {len(pi_same.pi.recorded_compactions)}"
+)
 
 # %% [markdown]
 # ## 2. Eight policies on one session
@@ -116,8 +122,14 @@ plt.show()
 # %%
 events = pd.DataFrame(
     [
-        {"policy": name, "checkpoint": e.checkpoint, "before_request": e.before_request, "kind": e.kind,
-         "tokens_before": e.tokens_before, "tokens_after": e.tokens_after}
+        {
+            "policy": name,
+            "checkpoint": e.checkpoint,
+            "before_request": e.before_request,
+            "kind": e.kind,
+            "tokens_before": e.tokens_before,
+            "tokens_after": e.tokens_after,
+        }
         for name, r in replays.items()
         for e in r.events
     ]
@@ -130,7 +142,9 @@ names = [n for n in replays if n != "recorded"]
 markers = {"compaction": "v", "trim": "x"}
 for kind, marker in markers.items():
     sub = events[events["kind"] == kind] if len(events) else events
-    ax.scatter(sub["before_request"], [names.index(p) for p in sub["policy"]], marker=marker, s=60, label=kind)
+    ax.scatter(
+        sub["before_request"], [names.index(p) for p in sub["policy"]], marker=marker, s=60, label=kind
+    )
 ax.set_yticks(range(len(names)), names)
 ax.set_xlim(-0.5, len(recorded.requests) - 0.5)
 ax.set_xlabel("before request")
@@ -153,10 +167,27 @@ rows = []
 for name, r in replays.items():
     for cache in ("none", "anthropic"):
         c = policy_cost(r, cache=cache, prices=SONNET)
-        rows.append({"policy": name, "cache": cache, **{k: c.row()[k] for k in (
-            "requests_cost", "summaries_cost", "total_cost", "cache_read_tokens", "cache_write_tokens", "input_tokens")}})
+        rows.append(
+            {
+                "policy": name,
+                "cache": cache,
+                **{
+                    k: c.row()[k]
+                    for k in (
+                        "requests_cost",
+                        "summaries_cost",
+                        "total_cost",
+                        "cache_read_tokens",
+                        "cache_write_tokens",
+                        "input_tokens",
+                    )
+                },
+            }
+        )
 costs = pd.DataFrame(rows)
-print(f"recorded bill (its usages at claude-sonnet-4-5 prices): ${policy_cost(recorded, prices=SONNET).recorded_cost:.4f}")
+print(
+    f"recorded bill (its usages at claude-sonnet-4-5 prices): ${policy_cost(recorded, prices=SONNET).recorded_cost:.4f}"
+)
 costs.pivot(index="policy", columns="cache", values="total_cost").sort_values("anthropic")
 
 # %%
@@ -198,8 +229,16 @@ sweep.groupby(["policy", "param_keep_turns"], dropna=False)["total_cost"].sum().
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-mask = sweep[sweep["policy"] == "observation_masking"].groupby("param_keep_turns")[["total_cost", "peak_tokens"]].agg({"total_cost": "sum", "peak_tokens": "max"})
-pi = sweep[sweep["policy"] == "pi"].groupby("param_keep_recent_tokens")[["total_cost", "peak_tokens"]].agg({"total_cost": "sum", "peak_tokens": "max"})
+mask = (
+    sweep[sweep["policy"] == "observation_masking"]
+    .groupby("param_keep_turns")[["total_cost", "peak_tokens"]]
+    .agg({"total_cost": "sum", "peak_tokens": "max"})
+)
+pi = (
+    sweep[sweep["policy"] == "pi"]
+    .groupby("param_keep_recent_tokens")[["total_cost", "peak_tokens"]]
+    .agg({"total_cost": "sum", "peak_tokens": "max"})
+)
 axes[0].plot(mask.index, 1000 * mask["total_cost"], marker="o")
 axes[0].set_xlabel("observation masking: kept steps M")
 axes[0].set_ylabel("cost over all sessions (milli-dollars)")

@@ -53,9 +53,10 @@ def _level_text(budget: TokenBudget) -> tuple[str, str]:
     return (f"{budget.percent:.1f}%/{format_tokens(budget.context_window)}", COLORS[budget.level])
 
 
-def render_budget_html(budget: TokenBudget, *, title: str = "Token budget") -> str:
+def render_budget_html(budget: TokenBudget, *, title: str = "Token budget", drift: str | None = None) -> str:
     """The context window as one bar: categories, free space, reserve zone, threshold marker,
-    keep-recent window, and the three token sources labelled."""
+    keep-recent window, and the three token sources labelled. ``drift``: one line saying how
+    far the estimate has been off in this session (:func:`pi_nb.analysis.drift.drift_line`)."""
     window = budget.context_window
     segs: list[str] = []
     for i, cat in enumerate(budget.categories):
@@ -178,12 +179,15 @@ def render_budget_html(budget: TokenBudget, *, title: str = "Token budget") -> s
         f"{compact_line}<br>"
         f'<span style="color:{COLORS["keep"]}">keep-recent window</span>: the newest {kr.message_count} of '
         f"{budget.message_count} messages, {kr.estimate_tokens:,} estimated / {kr.tokens:,} tiktoken tokens "
-        f"(keepRecentTokens {budget.keep_recent_tokens:,}{'' if kr.reached else '; everything fits'})</div></div>"
+        f"(keepRecentTokens {budget.keep_recent_tokens:,}{'' if kr.reached else '; everything fits'})"
+        + (f'<br><span class="pi-nb-drift" style="color:#64748b">{escape(drift)}</span>' if drift else "")
+        + "</div></div>"
     )
 
 
-def render_budget_text(budget: TokenBudget, *, width: int = 60) -> str:
-    """The budget as text: a character bar plus the numbers."""
+def render_budget_text(budget: TokenBudget, *, width: int = 60, drift: str | None = None) -> str:
+    """The budget as text: a character bar plus the numbers (and ``drift``, as in
+    :func:`render_budget_html`)."""
     window = budget.context_window
     cells: list[str] = []
     marks = {
@@ -226,6 +230,8 @@ def render_budget_text(budget: TokenBudget, *, width: int = 60) -> str:
     )
     if budget.should_compact:
         lines.append("  Pi would compact now")
+    if drift:
+        lines.append(f"  {drift}")
     return "\n".join(lines)
 
 
@@ -268,6 +274,9 @@ class BudgetView(_WidgetView):
         # (the session manager, the keyword arguments of BudgetTracker.session_input for it)
         self._session: tuple[Any, dict[str, Any]] | None = None
         self._seen: tuple[int, str | None] | None = None
+        self.drift: str | None = None
+        """How far the chars/4 estimate has been off in the session (one line; ``None`` for a
+        view not made from a session, or before two responses with usage)."""
 
     def _resolve(self, value: TokenBudget | BudgetInput) -> TokenBudget:
         if isinstance(value, TokenBudget):
@@ -313,6 +322,7 @@ class BudgetView(_WidgetView):
         view = cls(tracker.session_input(sm, **session_args), tracker=tracker, **view_kwargs)
         view._session = (sm, session_args)
         view._seen = view._state()
+        view.drift = _drift_line(sm)
         return view
 
     def _state(self) -> tuple[int, str | None] | None:
@@ -332,18 +342,19 @@ class BudgetView(_WidgetView):
                 return False
             sm, args = self._session
             self._seen = state
+            self.drift = _drift_line(sm)
             self.update(self.tracker.session_input(sm, **args), force=True)
             return True
 
     def to_html(self) -> str:
         if self._session is not None:
             self.refresh()
-        return render_budget_html(self.budget, title=self.title)
+        return render_budget_html(self.budget, title=self.title, drift=self.drift)
 
     def to_text(self) -> str:
         if self._session is not None:
             self.refresh()
-        return render_budget_text(self.budget)
+        return render_budget_text(self.budget, drift=self.drift)
 
     def update(self, value: TokenBudget | BudgetInput, *, force: bool = False) -> bool:
         """Show a new budget; returns ``True`` if it was drawn now, ``False`` if deferred."""
@@ -376,18 +387,29 @@ class BudgetView(_WidgetView):
         self._last_draw = time.monotonic()
         self.draws += 1
         if self._widget is not None:
-            self._widget.value = render_budget_html(self.budget, title=self.title)
+            self._widget.value = render_budget_html(self.budget, title=self.title, drift=self.drift)
 
     def _build_widget(self) -> Any:
         from pi_nb.notebook.tree import _LIVE_VIEWS, _hook_post_execute
 
         w = _ipywidgets()
-        self._widget = w.HTML(value=render_budget_html(self.budget, title=self.title))
+        self._widget = w.HTML(value=render_budget_html(self.budget, title=self.title, drift=self.drift))
         if self._session is not None:
             _LIVE_VIEWS.add(self)
             if kernel_has_comms():
                 _hook_post_execute()
         return self._widget
+
+
+def _drift_line(sm: Any) -> str | None:
+    """The engine's one line on the estimate's drift over the session's active branch (never
+    raises: a view must draw whatever the session holds)."""
+    from pi_nb.analysis.drift import drift_line
+
+    try:
+        return drift_line(sm.get_branch())
+    except Exception:
+        return None
 
 
 def _session_model(sm: Any) -> tuple[str | None, str | None]:

@@ -80,8 +80,11 @@ __all__ = [
     "SessionSource",
     "compactions_df",
     "entries_df",
+    "estimate_drift_df",
     "iter_sessions",
     "messages_df",
+    "retention_df",
+    "retention_summary_df",
     "session_frames",
     "session_list_df",
     "session_managers",
@@ -459,3 +462,94 @@ def _iso_utc(value: Any) -> str | None:
     if value.tzinfo is None:
         return str(value.isoformat()) + "Z"
     return str(value.isoformat())
+
+
+# ---------------------------------------------------------------------------------------------
+# research frames: what compactions keep, how far the estimates drift
+
+
+def _is_replay(value: Any) -> bool:
+    return hasattr(value, "compactions") and hasattr(value, "entries") and hasattr(value, "decisions")
+
+
+def _retention_groups(source: Any, strict: bool | None, progress: bool | None) -> list[Any]:
+    """``(session id, file, policy, simulated, retentions)`` for a replay, ``{policy: replay}``,
+    a list of replays, or a session source (its recorded compactions)."""
+    from pi_nb.analysis.retention import replay_retention, session_retention
+
+    if _is_replay(source):
+        source = {None: source}
+    if (
+        isinstance(source, Sequence)
+        and source
+        and not isinstance(source, str)
+        and all(map(_is_replay, source))
+    ):
+        source = {None: source[0]} if len(source) == 1 else {f"replay {i}": r for i, r in enumerate(source)}
+    if isinstance(source, Mapping) and source and all(map(_is_replay, source.values())):
+        return [
+            (r.session_id, r.session_file, policy, True, replay_retention(r)) for policy, r in source.items()
+        ]
+    sessions, _problems = iter_sessions(source, strict=strict, progress=progress)
+    return [(s.session_id, s.session_file, None, False, session_retention(s.entries)) for s in sessions]
+
+
+def retention_df(source: Any, *, strict: bool | None = None, progress: bool | None = None) -> Any:
+    """One row per (compaction, artifact): what the summarised span held and where it survives.
+
+    ``source``: a session source (its recorded compactions), a
+    :class:`~pi_nb.what_if.ReplayResult` (the compactions a replayed policy made), a list of
+    those, or ``{policy label: ReplayResult}``. Columns: ``session_id``, ``session_file``,
+    ``policy`` (the label, ``<NA>`` for recorded compactions), ``simulated``,
+    ``compaction_index`` (0-based, per session / replay), ``compaction_id``, ``span``
+    (``dropped``: summarised; ``kept``: still in context), ``entry_id`` (where the artifact
+    first shows), ``kind`` (``file_read``, ``file_modified``, ``command``, ``identifier``,
+    ``error``, ``instruction``), ``value`` and ``survived_in`` (``kept``, ``summary`` or
+    ``none``). The rules are :mod:`pi_nb.analysis.retention`'s.
+    """
+    from pi_nb.analysis.retention import RETENTION_COLUMNS, retention_rows
+
+    return _frame(RETENTION_COLUMNS, retention_rows(_retention_groups(source, strict, progress)))
+
+
+def retention_summary_df(source: Any, *, strict: bool | None = None, progress: bool | None = None) -> Any:
+    """One row per (compaction, artifact kind) over the dropped span: ``artifacts``,
+    ``in_kept``, ``in_summary``, ``lost`` and ``survival_rate`` ((kept + summary) / artifacts),
+    with the compaction's ``first_kept_entry_id``, ``dropped_entries``, ``kept_entries`` and
+    ``summary_chars``. ``source`` as in :func:`retention_df`."""
+    from pi_nb.analysis.retention import RETENTION_SUMMARY_COLUMNS, retention_summary_rows
+
+    return _frame(
+        RETENTION_SUMMARY_COLUMNS, retention_summary_rows(_retention_groups(source, strict, progress))
+    )
+
+
+def estimate_drift_df(
+    source: SessionSource,
+    *,
+    by: str = "kind",
+    tiktoken: bool = True,
+    strict: bool | None = None,
+    progress: bool | None = None,
+) -> Any:
+    """How far Pi's chars/4 estimate and tiktoken are from the provider's recorded usage, over
+    the active branch of every session of ``source`` (a session, a directory: a corpus).
+
+    ``by="kind"`` (default): one row per kind of content (``user_text``, ``assistant_text``,
+    ``thinking``, ``tool_call``, ``bash_output``, ``code``, ``json``, ``image``, ``summary``,
+    ``tool_result:<tool>``...) summed over the whole source: ``parts``, ``chars``,
+    ``estimate_tokens``, ``tiktoken_tokens``, ``recorded_tokens`` (the share of the recorded
+    increments attributed to it) and ``estimate_drift`` / ``tiktoken_drift`` (``estimate /
+    recorded - 1``: ``+0.12`` is 12 % too high). ``by="interval"``: one row per interval between
+    two consecutive responses (``usable``, ``reason`` when left out, the sums, the recorded
+    increment); ``by="part"``: one row per part. ``tiktoken=False`` skips tiktoken (faster).
+    How recorded tokens are attributed: :mod:`pi_nb.analysis.drift`."""
+    from pi_nb.analysis.drift import drift_intervals, drift_rows
+
+    sessions, _problems = iter_sessions(source, strict=strict, progress=progress)
+    groups = [
+        (s.session_id, s.session_file, drift_intervals(s.manager.get_branch(), tiktoken=tiktoken))
+        for s in sessions
+    ]
+    spec, rows = drift_rows(groups, by)
+    return _frame(spec, rows)

@@ -51,6 +51,8 @@ __all__ = [
     "composition_series",
     "context_series",
     "plot_context_tokens",
+    "plot_estimate_drift",
+    "plot_retention",
     "plot_token_composition",
     "plot_truncation",
 ]
@@ -480,4 +482,179 @@ def plot_truncation(source: Any, *, axes: Sequence[Any] | None = None, title: st
     ax2.legend(fontsize=7)
     if title:
         fig.suptitle(title)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# research plots: what compactions keep, how far the estimates drift
+
+_SURVIVAL = (
+    ("kept", "#16a34a", "still in the kept messages"),
+    ("summary", COLORS["warning"], "only in the summary"),
+    ("none", COLORS["error"], "lost"),
+)
+_HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo", "--")
+
+
+def _group_label(policy: Any, session_id: Any) -> str:
+    if isinstance(policy, str):
+        return policy
+    return f"recorded {_short_id(str(session_id))}" if isinstance(session_id, str) else "recorded"
+
+
+def plot_retention(
+    source: Any,
+    *,
+    by: str = "kind",
+    share: bool = True,
+    kinds: Sequence[str] | None = None,
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    """Where the artifacts of the summarised spans survive, as stacked bars (green: still in the
+    kept messages, amber: only in the summary, red: lost).
+
+    ``source`` as in :func:`pi_nb.notebook.frames.retention_df`: a session source (its recorded
+    compactions), a replay, a list of replays or ``{policy label: replay}``. ``by="kind"``: one
+    group of bars per artifact kind, one bar per policy (or recorded session; told apart by
+    hatching) summed over its compactions; ``by="compaction"``: one bar per compaction
+    (``"policy #i"``), every kind of ``kinds`` together. ``share``: heights in % of the artifacts
+    (else counts). Only the dropped span is counted."""
+    from pi_nb.analysis.retention import ARTIFACT_KINDS
+    from pi_nb.notebook.frames import retention_summary_df
+
+    if by not in ("kind", "compaction"):
+        raise NotebookError(f"by must be 'kind' or 'compaction', got {by!r}")
+    wanted = list(kinds) if kinds is not None else list(ARTIFACT_KINDS)
+    unknown = [k for k in wanted if k not in ARTIFACT_KINDS]
+    if unknown:
+        raise NotebookError(f"unknown artifact kind(s) {unknown}; the kinds are {', '.join(ARTIFACT_KINDS)}")
+    df = retention_summary_df(source)
+    df = df[df["kind"].isin(wanted)]
+    given = ax
+    fig, ax = _figure(ax, (9, 4))
+    result = fig if given is None else ax
+    unit = "share of artifacts (%)" if share else "artifacts (count)"
+    ax.set_ylabel(unit)
+    if not share:
+        _counts(ax.yaxis)
+    if df.empty or int(df["artifacts"].sum()) == 0:
+        ax.text(0.5, 0.5, "no compactions with artifacts", ha="center", va="center", transform=ax.transAxes)
+        return result
+    labels = [_group_label(p, sid) for p, sid in zip(df["policy"], df["session_id"], strict=True)]
+    df = df.assign(group=labels)
+    groups = list(dict.fromkeys(labels))
+    cols = {"kept": "in_kept", "summary": "in_summary", "none": "lost"}
+    if by == "kind":
+        present = [k for k in wanted if int(df.loc[df["kind"] == k, "artifacts"].sum()) > 0]
+        width = 0.8 / len(groups)
+        for gi, g in enumerate(groups):
+            sub = df[df["group"] == g]
+            totals = [int(sub.loc[sub["kind"] == k, "artifacts"].sum()) for k in present]
+            bottom = [0.0] * len(present)
+            xs = [i - 0.4 + width * (gi + 0.5) for i in range(len(present))]
+            for key, color, _label in _SURVIVAL:
+                vals = [float(sub.loc[sub["kind"] == k, cols[key]].sum()) for k in present]
+                if share:
+                    vals = [v / t * 100 if t else 0.0 for v, t in zip(vals, totals, strict=True)]
+                ax.bar(
+                    xs,
+                    vals,
+                    width=width * 0.95,
+                    bottom=bottom,
+                    color=color,
+                    hatch=_HATCHES[gi % len(_HATCHES)],
+                    edgecolor="white",
+                    linewidth=0.5,
+                )
+                bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+        ax.set_xticks(range(len(present)), present)
+        ax.set_xlabel("artifact kind")
+    else:
+        keys = list(dict.fromkeys(zip(df["group"], df["compaction_index"], strict=True)))
+        names = [f"{g} #{int(i)}" for g, i in keys]
+        per = [df[(df["group"] == g) & (df["compaction_index"] == i)] for g, i in keys]
+        totals = [int(p["artifacts"].sum()) for p in per]
+        bottom = [0.0] * len(keys)
+        for key, color, _label in _SURVIVAL:
+            vals = [float(p[cols[key]].sum()) for p in per]
+            if share:
+                vals = [v / t * 100 if t else 0.0 for v, t in zip(vals, totals, strict=True)]
+            ax.bar(range(len(keys)), vals, bottom=bottom, color=color)
+            bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+        ax.set_xticks(
+            range(len(keys)),
+            names,
+            rotation=30 if len(keys) > 4 else 0,
+            ha="right" if len(keys) > 4 else "center",
+        )
+        ax.set_xlabel("compaction (policy #index)")
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor=c, label=lab) for _k, c, lab in _SURVIVAL]
+    if by == "kind" and len(groups) > 1:
+        handles += [
+            Patch(facecolor="#9ca3af", hatch=_HATCHES[i % len(_HATCHES)], edgecolor="white", label=g)
+            for i, g in enumerate(groups)
+        ]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.set_title(title or "where the summarised artifacts survive")
+    return result
+
+
+def plot_estimate_drift(
+    source: Any,
+    *,
+    tiktoken: bool = True,
+    min_recorded: float = 0.0,
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    """Per kind of content: how far Pi's chars/4 estimate (and tiktoken) is from the provider's
+    recorded usage, in % (``estimate / recorded - 1``; below 0: the estimate is too low), over
+    every session of ``source`` (:func:`pi_nb.notebook.frames.estimate_drift_df`; a frame it
+    returned with ``by="kind"`` is drawn as it is). Each kind's label shows the recorded tokens
+    attributed to it; kinds with fewer than ``min_recorded`` are left out."""
+    from pi_nb.notebook.frames import estimate_drift_df
+
+    if hasattr(source, "columns") and "estimate_drift" in getattr(source, "columns", ()):
+        df = source
+    else:
+        df = estimate_drift_df(source, tiktoken=tiktoken)
+    df = df[df["recorded_tokens"].fillna(0) > min_recorded] if len(df) else df
+    given = ax
+    fig, ax = _figure(ax, (9, 4))
+    result = fig if given is None else ax
+    ax.set_ylabel("drift vs recorded usage (%)")
+    ax.set_xlabel("content kind (recorded tokens attributed)")
+    if df.empty:
+        ax.text(0.5, 0.5, "no usable intervals", ha="center", va="center", transform=ax.transAxes)
+        return result
+    df = df.sort_values("recorded_tokens", ascending=False)
+    x = list(range(len(df)))
+    est = [float(v) * 100 if v is not None and v == v else 0.0 for v in df["estimate_drift"].astype(object)]
+    show_tk = tiktoken and df["tiktoken_drift"].notna().any()
+    width = 0.4 if show_tk else 0.8
+    ax.bar(
+        [i - width / 2 if show_tk else i for i in x],
+        est,
+        width=width,
+        color="#2563eb",
+        label="chars/4 (Pi's estimate)",
+    )
+    if show_tk:
+        tk = [
+            float(v) * 100 if v is not None and v == v else 0.0 for v in df["tiktoken_drift"].astype(object)
+        ]
+        ax.bar([i + width / 2 for i in x], tk, width=width, color="#f59e0b", label="tiktoken")
+    ax.axhline(0, color="#374151", linewidth=0.8)
+    names = [
+        f"{k}\n({format_tokens(round(float(r)))})"
+        for k, r in zip(df["kind"], df["recorded_tokens"], strict=True)
+    ]
+    ax.set_xticks(
+        x, names, rotation=30 if len(x) > 5 else 0, ha="right" if len(x) > 5 else "center", fontsize=8
+    )
+    ax.legend(fontsize=7)
+    ax.set_title(title or "token estimates against recorded usage, per kind")
     return result

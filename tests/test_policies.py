@@ -420,4 +420,4 @@ def test_notebook_08_runs_offline_and_shows_the_policies(tmp_path: Path) -> None
     )
     assert "17 requests; the same size as recorded: the first 15" in text
     assert "observation_masking" in text and "claude_code_autocompact" in text
-    assert sum(1 for o in outputs if "image/png" in o.get("data", {})) == 4
+    assert sum(1 for o in outputs if "image/png" in o.get("data", {})) == 6

@@ -250,3 +250,36 @@ axes[1].set_title("Pi compaction (incl. summary calls)")
 fig.suptitle(f"{len(sessions)} recorded sessions, window {WINDOW:,}, Anthropic prefix cache")
 plt.tight_layout()
 plt.show()
+
+# %% [markdown]
+# ## 6. What a compaction keeps, and how far the estimate is off
+#
+# Cost is one side; the other is what the model still sees. `retention_summary_df` (from
+# `pi_nb.notebook.frames`, see `docs/research.md`) lists, per compaction, the artifacts of the
+# summarised span (files read, commands, identifiers, errors, the user's instructions) and where
+# each survives: verbatim in the kept messages, only in the summary, or nowhere. Here Pi's policy
+# with the recording's settings and with a smaller window. (Replayed summaries that the recording
+# did not write are placeholders, so only the recorded ones say anything about the summary.)
+
+# %%
+from pi_nb.notebook.frames import estimate_drift_df, retention_summary_df
+from pi_nb.notebook.plots import plot_estimate_drift, plot_retention
+
+pi_small = replay_policy(SESSION, PiPolicy(reserve_tokens=1500, keep_recent_tokens=1000), context_window=4500)
+compared = {"pi, recorded settings (6,000)": pi_same.pi, "pi, 4,500-token window": pi_small.pi}
+retention = retention_summary_df(compared)
+retention[["policy", "compaction_id", "kind", "artifacts", "in_kept", "in_summary", "lost", "survival_rate"]]
+
+# %%
+plot_retention(compared)
+
+# %% [markdown]
+# Every size above is Pi's chars/4 estimate, calibrated per request on the recorded usage. How
+# far the raw estimate is from what the provider counted, per kind of content (a negative drift:
+# the estimate is low), is `estimate_drift_df`:
+
+# %%
+estimate_drift_df(SESSION)
+
+# %%
+plot_estimate_drift(SESSION)

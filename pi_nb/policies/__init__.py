@@ -6,7 +6,7 @@ reference), :mod:`~pi_nb.policies.library` (other agents' policies), :mod:`~pi_n
 """
 
 from pi_nb.policies.base import ContextPolicy, PolicyContext, Rewrite
-from pi_nb.policies.cost import PolicyCost, RequestCost, policy_cost
+from pi_nb.policies.cost import PolicyCost, RequestCost, calibrate_miss_rate, policy_cost
 from pi_nb.policies.library import (
     ClaudeCodeAutoCompact,
     ClearToolUses,
@@ -40,6 +40,7 @@ __all__ = [
     "Rewrite",
     "TrimLastTokens",
     "TrimLastTurns",
+    "calibrate_miss_rate",
     "expand_policies",
     "policy_cost",
     "replay_policy",

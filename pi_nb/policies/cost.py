@@ -23,7 +23,14 @@ A prefix is a run of the same message objects (the replay hands out one object p
 message, so a masked message shows the same prefix twice); a compaction, a trim or a newly
 masked or cleared message therefore changes the prefix from the first changed message on, and
 the cache is read only up to there. The TTL is 5 minutes, or 1 hour when the recording wrote
-1-hour cache entries (``cacheWrite1h``), measured between the answers' timestamps.
+1-hour cache entries (``cacheWrite1h``), measured between the answers' timestamps. Anthropic's
+shortest cacheable prompt is 1,024 tokens, 4,096 for Opus 4.5/4.6 and Haiku 4.5.
+
+**Calibration.** A real provider misses now and then where the prefix model says hit (an evicted
+entry, an agent restarted with a new date in its system prompt). :func:`calibrate_miss_rate`
+measures that on the recording (its recorded cache reads against the model's, for the recorded
+requests); ``policy_cost(..., miss_rate=...)`` then bills that share of every modelled read as a
+write (or input), which makes the recorded policy's reads match the recording's in total.
 
 Summary calls (a compaction's model call) are billed at the same model's prices, all input,
 plus the summarisation prompt.
@@ -45,6 +52,7 @@ __all__ = [
     "CacheModel",
     "PolicyCost",
     "RequestCost",
+    "calibrate_miss_rate",
     "policy_cost",
     "recorded_cost",
 ]
@@ -54,6 +62,8 @@ CacheModel: TypeAlias = Literal["auto", "anthropic", "openai", "none"]
 FIVE_MINUTES_MS = 5 * 60 * 1000
 ONE_HOUR_MS = 60 * 60 * 1000
 MIN_CACHEABLE = 1024
+MIN_CACHEABLE_4096 = ("claude-opus-4-5", "claude-opus-4-6", "claude-haiku-4-5")
+"""Anthropic models whose shortest cacheable prompt is 4,096 tokens (1,024 for the others)."""
 OPENAI_INCREMENT = 128
 SUMMARY_PROMPT_TOKENS = math.ceil(len(SUMMARIZATION_PROMPT) / 4)
 """The summarisation prompt's own estimated tokens, added to a summary call's input."""
@@ -171,10 +181,16 @@ def policy_cost(
     cache: CacheModel = "auto",
     ttl_ms: int | None = None,
     prices: ModelSpec | ModelCost | None = None,
+    miss_rate: float = 0.0,
 ) -> PolicyCost:
     """Price ``replay``'s requests (see the module docstring). ``prices``: bill everything at this
     model's prices instead of each answer's own model's. ``ttl_ms``: the cache lifetime (default
-    from the recording: 1 hour if it wrote 1-hour entries, else 5 minutes)."""
+    from the recording: 1 hour if it wrote 1-hour entries, else 5 minutes). ``miss_rate``: the
+    share of modelled cache reads the provider does not serve after all (evictions, a restarted
+    agent with a new system prompt...), from :func:`calibrate_miss_rate`: that part of each read
+    is billed as a cache write (Anthropic) or as input (the others) instead."""
+    if not 0.0 <= miss_rate <= 1.0:
+        raise ReplayError(f"miss_rate must be between 0 and 1, got {miss_rate!r}")
     if cache not in ("auto", "anthropic", "openai", "none"):
         raise ReplayError(f"cache must be 'auto', 'anthropic', 'openai' or 'none', got {cache!r}")
     requests = replay.requests
@@ -200,6 +216,11 @@ def policy_cost(
             )
             continue
         read, write = _cache_split(r, mode, store, now, ttl)
+        if miss_rate and read:
+            missed = round(read * miss_rate)
+            read -= missed
+            if mode == "anthropic":
+                write += missed
         write_1h = write if long_ttl and mode == "anthropic" else 0
         usage = {
             "input": max(0, r.tokens - read - write),
@@ -259,6 +280,20 @@ def policy_cost(
     )
 
 
+def calibrate_miss_rate(
+    recorded: PolicyReplay, *, cache: CacheModel = "auto", ttl_ms: int | None = None
+) -> float:
+    """The recording's own cache misses: ``1 - recorded cache reads / modelled cache reads`` over
+    the requests of the recorded policy (``replay_policy(session, "recorded")``), in [0, 1]; 0
+    when the model predicts no reads."""
+    modelled = policy_cost(recorded, cache=cache, ttl_ms=ttl_ms)
+    predicted = sum(r.cache_read for r in modelled.requests)
+    actual = sum(r.recorded_cache_read or 0 for r in modelled.requests)
+    if predicted <= 0:
+        return 0.0
+    return min(1.0, max(0.0, 1.0 - actual / predicted))
+
+
 def _prefix_hashes(r: PolicyRequest) -> tuple[list[int], list[int]]:
     """Rolling hashes of every message prefix (index k: the first k messages, after the system
     prompt and tools) and the calibrated tokens of each."""
@@ -277,39 +312,43 @@ def _prefix_hashes(r: PolicyRequest) -> tuple[list[int], list[int]]:
 def _cache_split(
     r: PolicyRequest, mode: CacheModel, store: dict[int, tuple[int, float]], now: float, ttl: int
 ) -> tuple[int, int]:
-    """(cache read, cache write) tokens of one request under ``mode``; updates ``store``."""
+    """(cache read, cache write) tokens of one request under ``mode``; updates ``store``.
+
+    A stored prefix keeps the size it had when it was written (the provider caches tokens, not
+    estimates), so a read is that size, capped by this request's prompt."""
     if mode == "none" or r.tokens <= 0:
         return 0, 0
     hashes, cum = _prefix_hashes(r)
     scale = r.tokens / cum[-1] if cum[-1] > 0 else 1.0
-    hit = 0
+    sizes = [min(r.tokens, math.floor(c * scale)) for c in cum]
+    read = 0
     for k in range(len(hashes) - 1, -1, -1):
         stored = store.get(hashes[k])
         if stored is not None and stored[1] >= now:
-            hit = k
+            read = min(r.tokens, stored[0])
             store[hashes[k]] = (stored[0], now + ttl)
             break
-    else:
-        hit = -1
-    read = min(r.tokens, math.floor(cum[hit] * scale)) if hit >= 0 else 0
     if mode == "openai":
         read = (read // OPENAI_INCREMENT) * OPENAI_INCREMENT if read >= MIN_CACHEABLE else 0
         for k, h in enumerate(hashes):
-            store[h] = (cum[k], now + ttl)
+            old = store.get(h)
+            store[h] = (old[0] if old is not None and old[1] >= now else sizes[k], now + ttl)
         return read, 0
     # anthropic: breakpoints after the system prompt + tools, and after the last user message
     last_user = max(
         (i + 1 for i, m in enumerate(r.messages) if m.get("role") in ("user", "toolResult")), default=0
     )
-    breakpoint_tokens = math.floor(cum[last_user] * scale)
-    if read < MIN_CACHEABLE:
+    breakpoint_tokens = sizes[last_user]
+    minimum = 4096 if str(r.model).startswith(MIN_CACHEABLE_4096) else MIN_CACHEABLE
+    if read < minimum:
         read = 0
     write = 0
-    if breakpoint_tokens >= MIN_CACHEABLE and breakpoint_tokens > read:
+    if breakpoint_tokens >= minimum and breakpoint_tokens > read:
         write = breakpoint_tokens - read
     for k in {0, last_user}:
-        if math.floor(cum[k] * scale) >= MIN_CACHEABLE:
-            store[hashes[k]] = (cum[k], now + ttl)
+        old = store.get(hashes[k])
+        if sizes[k] >= minimum and (old is None or old[1] < now):
+            store[hashes[k]] = (sizes[k], now + ttl)
     return read, write
 
 

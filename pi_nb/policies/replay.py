@@ -260,7 +260,19 @@ def replay_policy(
         result = replay(path, context_window=context_window, **policy.replay_kwargs())
         result = dataclasses.replace(result, session_id=session_id, session_file=session_file)
         pairs = _path_requests(result.entries)
-        requests = build(pairs)
+        # the simulated path may carry rebased usages: the recorded ones are the recording's
+        own = {r.entry_id: r for r in build(recorded)}
+        requests = tuple(
+            dataclasses.replace(
+                r,
+                recorded_usage=own[r.entry_id].recorded_usage,
+                recorded_tokens=own[r.entry_id].recorded_tokens,
+                output_tokens=own[r.entry_id].output_tokens,
+            )
+            if r.entry_id in own
+            else r
+            for r in build(pairs)
+        )
         by_id = {r.entry_id: r.index for r in requests}
         events = []
         for c in result.compactions:

@@ -25,7 +25,7 @@ from pi_nb.compaction.decision import Checkpoint
 from pi_nb.messages import AgentMessage
 from pi_nb.tokens import estimate_tokens
 
-__all__ = ["ContextPolicy", "PolicyContext", "Rewrite", "message_tokens"]
+__all__ = ["ContextPolicy", "PolicyContext", "Rewrite", "forget_estimates", "message_tokens"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,11 @@ def message_tokens(message: AgentMessage) -> int:
         _ESTIMATES.clear()
     _ESTIMATES[key] = (message, tokens)
     return tokens
+
+
+def forget_estimates() -> None:
+    """Drop the remembered estimates (and with them the messages they keep alive)."""
+    _ESTIMATES.clear()
 
 
 @dataclass

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pi_nb.errors import ReplayError
-from pi_nb.policies.base import ContextPolicy
+from pi_nb.policies.base import ContextPolicy, forget_estimates
 from pi_nb.policies.cost import CacheModel, policy_cost
 from pi_nb.policies.replay import replay_policy
 
@@ -69,4 +69,5 @@ def sweep_policies(
                     priced = policy_cost(result, cache=cache, prices=prices).row()
                     row.update({k: v for k, v in priced.items() if k not in row})
                 rows.append(row)
+        forget_estimates()  # one session's messages at a time stay in memory
     return rows

@@ -859,6 +859,7 @@ class _Policy:
     usage_mode: Literal["rebase", "recorded"]
     has_model: bool
     rules: str = "0.85.0"
+    manual: str = "skip"
 
 
 def _window_for(spec: WindowSpec, model_change: ModelChangeEntry | None) -> int:
@@ -997,6 +998,8 @@ class _Walk:
             # 2. the recorded compactions at this place
             for comp in self.recorded_at.get(g, ()):
                 self._apply_recorded(comp, g)
+                if self.policy.manual == "apply" and self.recorded_compactions[-1].reason == "manual":
+                    self._apply_manual(comp, g)
             if entry is None:
                 break
             # 3. the entry itself
@@ -1146,6 +1149,20 @@ class _Walk:
         )
         self._update_diverged()
         self._step(g, str(comp.get("id")), "recorded_compaction")
+
+    def _apply_manual(self, comp: CompactionEntry, g: int) -> None:
+        """``manual="apply"``: the user's ``/compact`` is made on the simulated path too (the recorded
+        entry, summary and cut), so what follows it can be compared with the recording."""
+        parent = self.sim_path[-1].get("id") if self.sim_path else None
+        tag = len(self.sim_path)
+        entry = cast(CompactionEntry, _reparented(comp, parent))
+        self.sim_path.append(entry)
+        self.sim_keys.append(id(comp))
+        self.latest_compaction = tag
+        self.sim.reset(_context_items(self.sim_path, list(range(len(self.sim_path))), self.sim_keys))
+        self.attempted = False
+        self._update_diverged()
+        self._step(g, str(comp.get("id")), "compaction")
 
     def _infer_checkpoint(
         self, comp: CompactionEntry, g: int, prev_msg: AgentMessage | None, failed: bool
@@ -1442,6 +1459,7 @@ def _policy(
     usage: str,
     has_model: bool,
     rules: str = "0.85.0",
+    manual: str = "skip",
 ) -> _Policy:
     for name, value in (("reserve_tokens", reserve_tokens), ("keep_recent_tokens", keep_recent_tokens)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -1469,7 +1487,9 @@ def _policy(
     )
     mode = cast(Literal["rebase", "recorded"], usage)  # checked above
     pi_rules(rules, {})  # validates the version
-    return _Policy(settings, context_window, max_tokens or 0, summary_tokens, mode, has_model, rules)
+    if manual not in ("skip", "apply"):
+        raise ReplayError(f"manual must be 'skip' or 'apply', got {manual!r}")
+    return _Policy(settings, context_window, max_tokens or 0, summary_tokens, mode, has_model, rules, manual)
 
 
 def _result(walk: _Walk, session_id: str | None, session_file: str | None) -> ReplayResult:
@@ -1513,6 +1533,7 @@ def replay(
     model: Model | None = None,
     leaf_id: str | None = None,
     rules: str = "0.85.0",
+    manual: Literal["skip", "apply"] = "skip",
     policy: None = None,
 ) -> ReplayResult: ...
 
@@ -1531,6 +1552,7 @@ def replay(
     model: Model | None = None,
     leaf_id: str | None = None,
     rules: str = "0.85.0",
+    manual: Literal["skip", "apply"] = "skip",
     policy: ContextPolicy | str,
 ) -> PolicyReplay: ...
 
@@ -1548,6 +1570,7 @@ def replay(
     model: Model | None = None,
     leaf_id: str | None = None,
     rules: str = "0.85.0",
+    manual: Literal["skip", "apply"] = "skip",
     policy: ContextPolicy | str | None = None,
 ) -> ReplayResult | PolicyReplay:
     """Re-decide Pi's automatic compactions over a recorded session with another policy.
@@ -1563,7 +1586,9 @@ def replay(
     ``rules``: the Pi version whose checkpoints to follow (:func:`pi_rules`): ``"0.85.0"`` (the
     default), another version such as ``"0.84.3"``, or ``"auto"``: the release current on the day
     the session was created (its header's date; a file does not say which program wrote it, and
-    pi_nb writes the same header, so this is opt-in).
+    pi_nb writes the same header, so this is opt-in). ``manual``: ``"skip"`` (default) leaves the
+    user's recorded ``/compact`` out of the simulated path; ``"apply"`` makes it there too (same
+    entry, cut and summary), so the automatic compactions after it can be compared one to one.
 
     ``policy``: replay under a context policy instead (:mod:`pi_nb.policies`: ``PiPolicy(...)``,
     masking, trimming...; or ``"recorded"``): returns a :class:`~pi_nb.policies.PolicyReplay`
@@ -1587,6 +1612,7 @@ def replay(
         usage,
         model is not None,
         rules,
+        manual,
     )
     if model is not None:
         try:
@@ -1605,6 +1631,7 @@ def replay(
                     model=model,
                     leaf_id=leaf_id,
                     rules=rules,
+                    manual=manual,
                 )
             )
         raise ReplayError("replay(model=...) cannot run inside an event loop; use `await areplay(...)`")
@@ -1626,6 +1653,7 @@ async def areplay(
     leaf_id: str | None = None,
     thinking_level: str | None = "off",
     rules: str = "0.85.0",
+    manual: Literal["skip", "apply"] = "skip",
 ) -> ReplayResult:
     """:func:`replay`, awaiting real summaries from ``model`` (Pi's ``compact``) where the
     simulated history needs a new one. A summary failure raises
@@ -1643,6 +1671,7 @@ async def areplay(
         usage,
         model is not None,
         rules,
+        manual,
     )
     path, session_id, session_file, header = _load(session, leaf_id)
     walk = _Walk(path, policy, header)

@@ -479,3 +479,29 @@ def test_policies_on_real_billed_sessions(public_sessions: list[Path]) -> None:
     pi = replay_policy(path, PiPolicy(), context_window=200_000)
     assert pi.pi is not None and len(pi.events) == len(pi.pi.compactions) == 2
     assert policy_cost(pi).recorded_cost == pytest.approx(policy_cost(keep).recorded_cost)
+
+
+def test_manual_compactions_applied_make_the_replay_the_recording() -> None:
+    """compaction.jsonl: Pi's own automatic compaction, then the user's /compact. With
+    ``manual="apply"`` the replay makes the /compact too, and every request is the recorded one."""
+    path = REAL[1]
+    assert path.name == "compaction.jsonl"
+    rec = replay_policy(path, RECORDED, context_window=6000)
+    skip = replay_policy(path, PiPolicy(reserve_tokens=1500, keep_recent_tokens=1500), context_window=6000)
+    apply = replay_policy(
+        path, PiPolicy(reserve_tokens=1500, keep_recent_tokens=1500, manual="apply"), context_window=6000
+    )
+    assert [r.tokens for r in apply.requests] == [r.tokens for r in rec.requests]
+    assert [r.tokens for r in skip.requests][:15] == [r.tokens for r in rec.requests][:15]
+    assert [r.tokens - s.tokens for r, s in zip(rec.requests, skip.requests, strict=True)][15:] == [
+        -249,
+        -249,
+    ]
+    plain = replay(path, context_window=6000, reserve_tokens=1500, keep_recent_tokens=1500)
+    assert apply.pi is not None
+    # the same decisions; after the /compact the applied replay counts the recorded (smaller) context
+    assert [d.outcome for d in apply.pi.decisions] == [d.outcome for d in plain.decisions]
+    assert apply.pi.decisions[:22] == plain.decisions[:22]
+    assert apply.pi.decisions[22].tokens == 3865 and plain.decisions[22].tokens == 4114
+    with pytest.raises(ReplayError):
+        replay(path, context_window=6000, manual="sometimes")  # type: ignore[call-overload]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pi_nb.compaction.decision import Checkpoint, ContextCount, ModelRef, decide
 from pi_nb.compaction.preparation import prepare_compaction
@@ -30,7 +30,8 @@ class PiPolicy:
     """Pi's automatic compaction: ``reserve_tokens``, ``keep_recent_tokens``, ``enabled`` (Pi's
     compaction settings), ``rules`` (the Pi version whose checkpoints apply, see
     :func:`pi_nb.what_if.pi_rules`), ``summary_tokens`` (placeholder summary size; ``None``: the
-    recording's mean) and ``max_tokens`` (the model's output cap for the length rule)."""
+    recording's mean), ``max_tokens`` (the model's output cap for the length rule) and ``manual``
+    (``"apply"``: make the recording's manual ``/compact`` too, see :func:`pi_nb.what_if.replay`)."""
 
     reserve_tokens: int = 16384
     keep_recent_tokens: int = 20000
@@ -38,6 +39,7 @@ class PiPolicy:
     rules: str = "0.85.0"
     summary_tokens: int | None = None
     max_tokens: int | None = None
+    manual: Literal["skip", "apply"] = "skip"
     name: str = "pi"
 
     @property
@@ -65,6 +67,7 @@ class PiPolicy:
             "rules": self.rules,
             "summary_tokens": self.summary_tokens,
             "max_tokens": self.max_tokens,
+            "manual": self.manual,
         }
 
     def checkpoint(

@@ -89,7 +89,7 @@ import math
 import os
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, TypeGuard, cast, overload
 
 from pi_nb.compaction.decision import Checkpoint, CompactionDecision, ContextCount, ModelRef, decide
 from pi_nb.compaction.overflow import is_context_overflow
@@ -111,6 +111,8 @@ from pi_nb.session.types import (
 from pi_nb.tokens import calculate_context_tokens, checked_context_tokens, estimate_tokens
 
 if TYPE_CHECKING:
+    from pi_nb.policies.base import ContextPolicy
+    from pi_nb.policies.replay import PolicyReplay
     from pi_nb.providers.base import Model
 
 __all__ = [
@@ -166,8 +168,8 @@ class PiRules:
 
     ``pre_prompt``: the check before a new prompt exists (since 0.23.3); ``between_turns``: the
     check after a tool-result batch exists (since 0.84.4); ``custom_messages_kept``: custom
-    messages count toward ``keepRecentTokens`` (since 0.80.4; the replay's cut points always
-    count them, as 0.85.0 does).
+    messages count toward ``keepRecentTokens`` (since 0.80.4; before, the replay's cut counts
+    only ``message`` entries, as Pi did).
     """
 
     version: str
@@ -857,6 +859,7 @@ class _Policy:
     usage_mode: Literal["rebase", "recorded"]
     has_model: bool
     rules: str = "0.85.0"
+    manual: str = "skip"
 
 
 def _window_for(spec: WindowSpec, model_change: ModelChangeEntry | None) -> int:
@@ -995,6 +998,8 @@ class _Walk:
             # 2. the recorded compactions at this place
             for comp in self.recorded_at.get(g, ()):
                 self._apply_recorded(comp, g)
+                if self.policy.manual == "apply" and self.recorded_compactions[-1].reason == "manual":
+                    self._apply_manual(comp, g)
             if entry is None:
                 break
             # 3. the entry itself
@@ -1144,6 +1149,20 @@ class _Walk:
         )
         self._update_diverged()
         self._step(g, str(comp.get("id")), "recorded_compaction")
+
+    def _apply_manual(self, comp: CompactionEntry, g: int) -> None:
+        """``manual="apply"``: the user's ``/compact`` is made on the simulated path too (the recorded
+        entry, summary and cut), so what follows it can be compared with the recording."""
+        parent = self.sim_path[-1].get("id") if self.sim_path else None
+        tag = len(self.sim_path)
+        entry = cast(CompactionEntry, _reparented(comp, parent))
+        self.sim_path.append(entry)
+        self.sim_keys.append(id(comp))
+        self.latest_compaction = tag
+        self.sim.reset(_context_items(self.sim_path, list(range(len(self.sim_path))), self.sim_keys))
+        self.attempted = False
+        self._update_diverged()
+        self._step(g, str(comp.get("id")), "compaction")
 
     def _infer_checkpoint(
         self, comp: CompactionEntry, g: int, prev_msg: AgentMessage | None, failed: bool
@@ -1297,7 +1316,9 @@ class _Walk:
         *,
         diverged: bool | None = None,
     ) -> Generator[_SummaryRequest, str, None]:
-        preparation = prepare_compaction(self.sim_path, self.settings)
+        preparation = prepare_compaction(
+            self.sim_path, self.settings, message_entries_only=not self.rules.custom_messages_kept
+        )
         if preparation is None:
             self._decision(
                 checkpoint, g, mid, window, tokens, source, reason, "nothing_to_compact", will_retry
@@ -1438,6 +1459,7 @@ def _policy(
     usage: str,
     has_model: bool,
     rules: str = "0.85.0",
+    manual: str = "skip",
 ) -> _Policy:
     for name, value in (("reserve_tokens", reserve_tokens), ("keep_recent_tokens", keep_recent_tokens)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -1465,7 +1487,9 @@ def _policy(
     )
     mode = cast(Literal["rebase", "recorded"], usage)  # checked above
     pi_rules(rules, {})  # validates the version
-    return _Policy(settings, context_window, max_tokens or 0, summary_tokens, mode, has_model, rules)
+    if manual not in ("skip", "apply"):
+        raise ReplayError(f"manual must be 'skip' or 'apply', got {manual!r}")
+    return _Policy(settings, context_window, max_tokens or 0, summary_tokens, mode, has_model, rules, manual)
 
 
 def _result(walk: _Walk, session_id: str | None, session_file: str | None) -> ReplayResult:
@@ -1495,6 +1519,7 @@ def _walk_sync(
     return walk
 
 
+@overload
 def replay(
     session: SessionInput,
     *,
@@ -1508,7 +1533,46 @@ def replay(
     model: Model | None = None,
     leaf_id: str | None = None,
     rules: str = "0.85.0",
-) -> ReplayResult:
+    manual: Literal["skip", "apply"] = "skip",
+    policy: None = None,
+) -> ReplayResult: ...
+
+
+@overload
+def replay(
+    session: SessionInput,
+    *,
+    context_window: WindowSpec,
+    reserve_tokens: int = 16384,
+    keep_recent_tokens: int = 20000,
+    enabled: bool = True,
+    max_tokens: int | None = None,
+    summary_tokens: int | None = None,
+    usage: Literal["rebase", "recorded"] = "rebase",
+    model: Model | None = None,
+    leaf_id: str | None = None,
+    rules: str = "0.85.0",
+    manual: Literal["skip", "apply"] = "skip",
+    policy: ContextPolicy | str,
+) -> PolicyReplay: ...
+
+
+def replay(
+    session: SessionInput,
+    *,
+    context_window: WindowSpec,
+    reserve_tokens: int = 16384,
+    keep_recent_tokens: int = 20000,
+    enabled: bool = True,
+    max_tokens: int | None = None,
+    summary_tokens: int | None = None,
+    usage: Literal["rebase", "recorded"] = "rebase",
+    model: Model | None = None,
+    leaf_id: str | None = None,
+    rules: str = "0.85.0",
+    manual: Literal["skip", "apply"] = "skip",
+    policy: ContextPolicy | str | None = None,
+) -> ReplayResult | PolicyReplay:
     """Re-decide Pi's automatic compactions over a recorded session with another policy.
 
     ``session``: a :class:`~pi_nb.session.SessionManager`, a session file (Pi's or pi_nb's; read,
@@ -1522,12 +1586,23 @@ def replay(
     ``rules``: the Pi version whose checkpoints to follow (:func:`pi_rules`): ``"0.85.0"`` (the
     default), another version such as ``"0.84.3"``, or ``"auto"``: the release current on the day
     the session was created (its header's date; a file does not say which program wrote it, and
-    pi_nb writes the same header, so this is opt-in).
+    pi_nb writes the same header, so this is opt-in). ``manual``: ``"skip"`` (default) leaves the
+    user's recorded ``/compact`` out of the simulated path; ``"apply"`` makes it there too (same
+    entry, cut and summary), so the automatic compactions after it can be compared one to one.
+
+    ``policy``: replay under a context policy instead (:mod:`pi_nb.policies`: ``PiPolicy(...)``,
+    masking, trimming...; or ``"recorded"``): returns a :class:`~pi_nb.policies.PolicyReplay`
+    (the requests that policy sends); then only ``context_window`` and ``leaf_id`` are read.
+    ``replay(s, policy=PiPolicy(...)).pi`` is ``replay(s, **settings)`` itself.
 
     No model is called without ``model``; nothing is written. Bad arguments raise
     :class:`~pi_nb.errors.ReplayError`.
     """
-    policy = _policy(
+    if policy is not None:
+        from pi_nb.policies.replay import replay_policy
+
+        return replay_policy(session, policy, context_window=context_window, leaf_id=leaf_id)
+    policy_ = _policy(
         context_window,
         reserve_tokens,
         keep_recent_tokens,
@@ -1537,6 +1612,7 @@ def replay(
         usage,
         model is not None,
         rules,
+        manual,
     )
     if model is not None:
         try:
@@ -1555,11 +1631,12 @@ def replay(
                     model=model,
                     leaf_id=leaf_id,
                     rules=rules,
+                    manual=manual,
                 )
             )
         raise ReplayError("replay(model=...) cannot run inside an event loop; use `await areplay(...)`")
     path, session_id, session_file, header = _load(session, leaf_id)
-    return _result(_walk_sync(path, policy, header), session_id, session_file)
+    return _result(_walk_sync(path, policy_, header), session_id, session_file)
 
 
 async def areplay(
@@ -1576,6 +1653,7 @@ async def areplay(
     leaf_id: str | None = None,
     thinking_level: str | None = "off",
     rules: str = "0.85.0",
+    manual: Literal["skip", "apply"] = "skip",
 ) -> ReplayResult:
     """:func:`replay`, awaiting real summaries from ``model`` (Pi's ``compact``) where the
     simulated history needs a new one. A summary failure raises
@@ -1593,6 +1671,7 @@ async def areplay(
         usage,
         model is not None,
         rules,
+        manual,
     )
     path, session_id, session_file, header = _load(session, leaf_id)
     walk = _Walk(path, policy, header)
@@ -1609,6 +1688,7 @@ async def areplay(
     return _result(walk, session_id, session_file)
 
 
+@overload
 def sweep(
     sessions: Iterable[SessionInput],
     *,
@@ -1620,23 +1700,66 @@ def sweep(
     summary_tokens: int | None = None,
     usage: Literal["rebase", "recorded"] = "rebase",
     rules: str = "0.85.0",
-) -> list[SweepOutcome]:
+    policies: None = None,
+    params: None = None,
+) -> list[SweepOutcome]: ...
+
+
+@overload
+def sweep(
+    sessions: Iterable[SessionInput],
+    *,
+    context_window: Sequence[int],
+    reserve_tokens: Sequence[int] = (16384,),
+    keep_recent_tokens: Sequence[int] = (20000,),
+    enabled: bool = True,
+    max_tokens: int | None = None,
+    summary_tokens: int | None = None,
+    usage: Literal["rebase", "recorded"] = "rebase",
+    rules: str = "0.85.0",
+    policies: Sequence[ContextPolicy | str],
+    params: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+) -> list[dict[str, Any]]: ...
+
+
+def sweep(
+    sessions: Iterable[SessionInput],
+    *,
+    context_window: Sequence[int],
+    reserve_tokens: Sequence[int] = (16384,),
+    keep_recent_tokens: Sequence[int] = (20000,),
+    enabled: bool = True,
+    max_tokens: int | None = None,
+    summary_tokens: int | None = None,
+    usage: Literal["rebase", "recorded"] = "rebase",
+    rules: str = "0.85.0",
+    policies: Sequence[ContextPolicy | str] | None = None,
+    params: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+) -> list[SweepOutcome] | list[dict[str, Any]]:
     """Replay every session under every policy of the grid (windows x reserves x keeps).
 
     Each session is loaded once (its active branch). One :class:`SweepOutcome` per (session,
     policy): sessions in the order given, policies in grid order. No model is called.
+
+    ``policies``: sweep context policies instead (:func:`pi_nb.policies.sweep_policies`): every
+    policy (each copy of it with the settings in ``params[policy.name]``) under every
+    ``context_window``, one table row each with its cost; the other arguments are not read.
     """
+    if policies is not None:
+        from pi_nb.policies.sweep import sweep_policies
+
+        return sweep_policies(sessions, policies, context_window=context_window, params=params)
     grid = [(w, r, k) for w in context_window for r in reserve_tokens for k in keep_recent_tokens]
     if not grid:
         raise ReplayError("the sweep grid is empty")
-    policies = [
+    settings = [
         (w, r, k, _policy(w, r, k, enabled, max_tokens, summary_tokens, usage, False, rules))
         for w, r, k in grid
     ]
     out: list[SweepOutcome] = []
     for session in sessions:
         path, session_id, session_file, header = _load(session, None)
-        for window, reserve, keep, policy in policies:
+        for window, reserve, keep, policy in settings:
             result = _result(_walk_sync(path, policy, header), session_id, session_file)
             out.append(SweepOutcome(session_id, session_file, window, reserve, keep, result.outcome()))
     return out

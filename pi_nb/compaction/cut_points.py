@@ -152,6 +152,8 @@ def find_cut_point(
     start_index: int = 0,
     end_index: int | None = None,
     keep_recent_tokens: int = 20000,
+    *,
+    message_entries_only: bool = False,
 ) -> CutPointResult:
     """Pi's ``findCutPoint``: keep roughly the newest ``keep_recent_tokens`` of ``[start, end)``.
 
@@ -161,6 +163,10 @@ def find_cut_point(
     first cut point: everything is kept). Metadata entries just before the cut are then pulled in
     (stopping at a compaction or at anything with context messages). A cut on an entry that does
     not start a turn is a split turn when a turn start exists before it.
+
+    ``message_entries_only``: Pi's rule before 0.80.4, where only ``message`` entries counted toward
+    ``keep_recent_tokens`` (custom messages, branch summaries and compaction summaries did not);
+    off by default (0.85.0's rule).
     """
     end = len(entries) if end_index is None else end_index
     _check_range(entries, start_index, end)
@@ -174,6 +180,8 @@ def find_cut_point(
     accumulated = 0
     cut_index = first_cut
     for i in range(end - 1, start_index - 1, -1):
+        if message_entries_only and entries[i].get("type") != "message":
+            continue
         tokens = _entry_tokens(entries[i])
         if tokens == 0:
             continue

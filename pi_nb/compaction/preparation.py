@@ -215,8 +215,13 @@ def _add_details_files(file_ops: FileOperations, details: object) -> None:
 def prepare_compaction(
     path_entries: Sequence[SessionEntry],
     settings: CompactionSettings | Mapping[str, Any] = DEFAULT_COMPACTION_SETTINGS,
+    *,
+    message_entries_only: bool = False,
 ) -> CompactionPreparation | None:
     """Pi's ``prepareCompaction(pathEntries, settings)``; ``None`` when there is nothing to compact.
+
+    ``message_entries_only``: the cut counts only ``message`` entries toward ``keepRecentTokens``
+    (Pi before 0.80.4; see :func:`~pi_nb.compaction.cut_points.find_cut_point`).
 
     ``None`` covers: the path ends with a compaction ("Already compacted" for a manual request),
     nothing before the cut ("Nothing to compact (session too small)"), and a kept entry without an
@@ -251,7 +256,13 @@ def prepare_compaction(
         boundary_start = found if found >= 0 else prev_index + 1
 
     tokens_before = _tokens_before(path_entries)
-    cut = find_cut_point(path_entries, boundary_start, len(path_entries), s.keep_recent_tokens)
+    cut = find_cut_point(
+        path_entries,
+        boundary_start,
+        len(path_entries),
+        s.keep_recent_tokens,
+        message_entries_only=message_entries_only,
+    )
 
     if cut.first_kept_entry_index >= len(path_entries):
         return None

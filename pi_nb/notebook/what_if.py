@@ -399,7 +399,7 @@ def sweep_df(
             for part in pool.map(_sweep_files, chunks, [grid] * len(chunks)):
                 outcomes.extend(part)
     else:
-        outcomes = sweep(items, **grid)  # type: ignore[arg-type]
+        outcomes = sweep(items, **grid)  # type: ignore[call-overload]
     rows = []
     for o in outcomes:
         row: dict[str, object] = {**o.to_dict(), "threshold": o.context_window - o.reserve_tokens}

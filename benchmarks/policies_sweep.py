@@ -11,7 +11,7 @@ id and timestamp changed so each repetition is a new stretch of the same kind of
 written to a temporary file and read back by the sweep, as a user's sessions would be.
 
 The sweep is :func:`pi_nb.what_if.sweep` with ``policies=`` (one :class:`~pi_nb.policies.PolicyReplay`
-and one :class:`~pi_nb.policies.cost.PolicyCost` per session and policy, priced as Anthropic's
+and one :class:`~pi_nb.what_if.policies.cost.PolicyCost` per session and policy, priced as Anthropic's
 claude-sonnet-4-5 with its prefix cache), over a 64,000-token window:
 
 * ``PiPolicy``: keepRecentTokens 2,000 ... 20,000 (reserve 8,000),
@@ -45,9 +45,9 @@ from pi_nb.policies import (  # noqa: E402
     PiPolicy,
     TrimLastTokens,
 )
-from pi_nb.policies.sweep import sweep_policies  # noqa: E402
 from pi_nb.providers.catalog import find_model  # noqa: E402
 from pi_nb.session.manager import SessionManager  # noqa: E402
+from pi_nb.what_if.policies.sweep import sweep_policies  # noqa: E402
 
 FIXTURES = sorted((ROOT / "notebooks" / "data" / "real-pi").glob("*.jsonl")) + sorted(
     (ROOT / "tests" / "fixtures" / "e2e").glob("*.jsonl")

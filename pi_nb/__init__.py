@@ -370,6 +370,19 @@ _EXPORTS: dict[str, str] = {
     "spec_readiness": "providers.readiness",
     # pi_nb.agent.factory: AgentSession.create's assembly
     "create_agent_session": "agent.factory",
+    # pi_nb.policies: context policies over recorded sessions, and what they cost
+    "ContextPolicy": "policies",
+    "PiPolicy": "policies",
+    "ObservationMasking": "policies",
+    "TrimLastTurns": "policies",
+    "TrimLastTokens": "policies",
+    "InspectTrim": "policies",
+    "ClaudeCodeAutoCompact": "policies",
+    "CodexTruncation": "policies",
+    "ClearToolUses": "policies",
+    "replay_policy": "policies",
+    "policy_cost": "policies",
+    "sweep_policies": "policies",
     # pi_nb.auth: Pi's auth.json and its sign-ins
     "login": "auth",
     "logout": "auth",

@@ -43,9 +43,9 @@ from pi_nb.policies import (
     replay_policy,
     sweep_policies,
 )
-from pi_nb.policies.library import codex_head_tail, inspect_trim_messages
 from pi_nb.providers.catalog import find_model
 from pi_nb.what_if import replay, sweep
+from pi_nb.what_if.policies.library import codex_head_tail, inspect_trim_messages
 
 ROOT = Path(__file__).parent
 REAL = sorted((ROOT.parent / "notebooks" / "data" / "real-pi").glob("*.jsonl"))

@@ -547,3 +547,18 @@ def test_a_provider_error_cut_at_4000_keeps_no_start_of_a_key(
     stripped = text.replace(secret, "")
     for n in range(6, len(secret)):
         assert secret[:n] not in stripped, (n, text[-120:])
+
+
+def test_a_text_that_ends_like_a_key_start_is_released_at_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The held-back tail of a finished block is shown as one last delta (found in CI, whose
+    environment held a JWT-like token, ``eyJ...``, in a provider's key variable: every answer
+    ending in "...key" lost its "ey" from the deltas)."""
+    token = "eyJhbGciOiJIUzI1NiJ9.abcdefghij"
+    monkeypatch.setenv("HF_TOKEN", token)
+    answer = "this is not the key"
+    result, events = _run(_CharStream(answer), [])
+    updates = [e for e in events if e["type"] == "message_update"]
+    deltas = [u["assistantMessageEvent"].get("delta", "") for u in updates]
+    assert "".join(deltas) == answer == result[-1]["content"][0]["text"]
+    end = next(i for i, u in enumerate(updates) if u["assistantMessageEvent"]["type"] == "text_end")
+    assert deltas[end - 1] == "ey" and updates[end]["message"]["content"][0]["text"] == answer

@@ -126,11 +126,22 @@ def test_a_missing_provider_module_is_an_unsupported_api(monkeypatch: pytest.Mon
         get_model("openai/gpt-5.5")
 
 
-def test_codex_is_no_longer_refused_as_a_sign_in_but_copilot_is() -> None:
+def test_sign_in_providers_are_models_that_say_how_to_sign_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex and Copilot are made like any model (since auth.json sign-ins are ported); without a
+    credential, readiness refuses with the one thing to do, not an unsupported-API error."""
+    from pi_nb.providers.readiness import spec_readiness
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path))
+    for name in ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
     model = get_model("openai-codex/gpt-5.5")
     assert (
         model.api == "openai-codex-responses"
         and getattr(model, "base_url", None) == "https://chatgpt.com/backend-api"
     )
-    with pytest.raises(UnsupportedApiError, match="signs in"):
-        get_model("github-copilot/" + list_models("github-copilot")[0].id)
+    spec = list_models("github-copilot")[0]
+    copilot = get_model("github-copilot/" + spec.id)
+    assert copilot.api == spec.api
+    ready = spec_readiness(spec)
+    assert not ready.ok
+    assert "needs a sign-in: %pi login github-copilot" in ready.message

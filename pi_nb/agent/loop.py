@@ -80,6 +80,7 @@ from pi_nb.providers.base import (
 )
 from pi_nb.redaction import (
     known_secrets,
+    redact,
     redact_cut_tail,
     redact_message,
     redact_partial_result,
@@ -303,11 +304,14 @@ class _StreamShower:
         self.secrets = known_secrets()
         self.raw: dict[int, str] = {}
         self.shown: dict[int, str] = {}
+        self.delta_types: dict[int, str] = {}
 
-    def message(self, partial: AssistantMessage) -> AssistantMessage:
+    def message(self, partial: AssistantMessage, ended: bool = False) -> AssistantMessage:
+        """``partial`` redacted; unless its last block has ``ended``, that block without a trailing
+        possible start of a secret."""
         shown = cast(AssistantMessage, redact_message(_copy(partial), self.secrets))
         content = shown.get("content")
-        if isinstance(content, list) and content:
+        if isinstance(content, list) and content and not ended:
             # only the block still streaming can end in the start of a key
             raw_last = (partial.get("content") or [])[-1]
             content = list(content)
@@ -321,6 +325,7 @@ class _StreamShower:
         index = event.get("contentIndex")
         delta = event.get("delta")
         if event["type"].endswith("_delta") and isinstance(index, int) and isinstance(delta, str):
+            self.delta_types[index] = event["type"]
             raw = self.raw.get(index, "") + delta
             self.raw[index] = raw
             before = self.shown.get(index, "")
@@ -331,6 +336,41 @@ class _StreamShower:
             else:  # cannot happen for a growing text; stay safe
                 out["delta"] = redact_message(delta, self.secrets)
         return cast(AssistantMessageEvent, out)
+
+    def release(self, event: AssistantMessageEvent, shown_partial: AssistantMessage) -> list[AssistantMessageEvent]:
+        """Before a block's ``*_end`` event (or ``done``: every block): the held-back tail of each
+        ended block as one more delta, so the deltas add up to the whole redacted text once it is
+        decided (a text that merely ends like the start of a key is shown whole at its end)."""
+        kind = event["type"]
+        if kind == "done":
+            indices = sorted(self.raw)
+        elif kind.endswith("_end") and isinstance(event.get("contentIndex"), int):
+            indices = [cast(int, event.get("contentIndex"))]
+        else:
+            return []
+        delta_type = {"done": None, "text_end": "text_delta", "thinking_end": "thinking_delta"}.get(
+            kind, "toolcall_delta"
+        )
+        out: list[AssistantMessageEvent] = []
+        for index in indices:
+            before = self.shown.get(index, "")
+            full = redact(self.raw.get(index, ""), self.secrets)
+            if full == before or not full.startswith(before):
+                continue
+            self.shown[index] = full
+            block_type = delta_type or self.delta_types.get(index, "text_delta")
+            out.append(
+                cast(
+                    AssistantMessageEvent,
+                    {
+                        "type": block_type,
+                        "contentIndex": index,
+                        "delta": full[len(before) :],
+                        "partial": shown_partial,
+                    },
+                )
+            )
+        return out
 
 
 _GROWING_FIELDS = ("text", "thinking", "arguments", "partialJson")
@@ -394,6 +434,9 @@ async def _stream_assistant_response(
         if event["type"] == "done":
             raw_final = _assistant(event["message"])
             final = _clean(config, raw_final)
+            if shower is not None and shower.secrets and partial is not None:
+                for extra in shower.release(event, final):
+                    await _emit(emit, {"type": "message_update", "assistantMessageEvent": extra, "message": final})
             break
         if event["type"] == "error":
             raw_final = _assistant(event["error"])
@@ -417,7 +460,11 @@ async def _stream_assistant_response(
                 shown: AssistantMessage = partial
                 shown_event: AssistantMessageEvent = event
                 if shower is not None and shower.secrets:
-                    shown = shower.message(partial)
+                    shown = shower.message(partial, ended=event["type"].endswith("_end"))
+                    for extra in shower.release(event, shown):
+                        await _emit(
+                            emit, {"type": "message_update", "assistantMessageEvent": extra, "message": shown}
+                        )
                     shown_event = shower.event(event, shown)
                 await _emit(
                     emit, {"type": "message_update", "assistantMessageEvent": shown_event, "message": shown}

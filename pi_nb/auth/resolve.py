@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from pi_nb._catalog_data import bundled_catalog
 from pi_nb.auth.storage import AuthEntryError, AuthFileError, AuthStorage, Credential
 
 __all__ = [
@@ -242,9 +243,7 @@ def credential_source(
     application-default credentials for Vertex: :func:`pi_nb.auth.ambient.ambient_credential`), or ``None``. A broken ``auth.json`` gives
     ``"auth.json: unreadable"``. ``env_vars`` default to the catalog's variables of the provider."""
     if env_vars is None:
-        from pi_nb.providers.catalog import provider_api_key_env
-
-        env_vars = provider_api_key_env(provider)
+        env_vars = tuple(bundled_catalog()["apiKeyEnv"].get(provider, ()))
     store = storage or AuthStorage()
     try:
         stored = store.read_raw(provider)

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from pi_nb._config_value import resolve_config_value
 from pi_nb._fs import FileTooLargeError, SpecialFileError, read_regular
 
 __all__ = [
@@ -301,8 +302,6 @@ class AuthStorage:
         cred = self.read_raw(provider)
         if cred is None or cred.type != "api_key" or cred.get("key") is None:
             return cred
-        from pi_nb.providers.models_json import resolve_config_value
-
         data = cred.to_json()
         env = data.get("env") if isinstance(data.get("env"), dict) else None
         resolved = resolve_config_value(str(data["key"]), env)

@@ -22,6 +22,7 @@ from typing import cast
 
 from pi_nb._wire import wire_dict
 from pi_nb.compaction._types import CutPointResultDict
+from pi_nb.compaction.settings import DEFAULT_KEEP_RECENT_TOKENS
 from pi_nb.errors import CompactionError
 from pi_nb.messages import AgentMessage
 from pi_nb.session.context import session_entry_to_context_messages
@@ -151,7 +152,7 @@ def find_cut_point(
     entries: Sequence[SessionEntry],
     start_index: int = 0,
     end_index: int | None = None,
-    keep_recent_tokens: int = 20000,
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
     *,
     message_entries_only: bool = False,
 ) -> CutPointResult:

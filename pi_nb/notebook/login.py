@@ -19,6 +19,8 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from pi_nb.notebook._base import _WidgetView
+
 __all__ = ["LoginView", "credential_source_column", "login_command", "logout_command"]
 
 _USAGE = (
@@ -27,7 +29,7 @@ _USAGE = (
 )
 
 
-class LoginView:
+class LoginView(_WidgetView):
     """One sign-in as shown in a cell: its steps (:attr:`events`), its state (``"running"``,
     ``"done"``, ``"failed"``, ``"cancelled"``) and a live HTML view. :meth:`wait` blocks until it
     ends; :meth:`cancel` stops it; :meth:`paste` hands over a redirect URL or code."""
@@ -152,7 +154,8 @@ class LoginView:
         return "\n".join(lines)
 
     def widget(self) -> Any:
-        """The live ipywidgets view (HTML, plus a paste box for browser flows)."""
+        """The live ipywidgets view (HTML, plus a paste box for browser flows); the shared
+        :class:`~pi_nb.notebook._base._WidgetView` mime bundle adds it inside a kernel."""
         if self._box is None:
             import ipywidgets
 
@@ -182,21 +185,6 @@ class LoginView:
             self._paste_row.layout.display = (
                 "flex" if self._needs_paste and self.state == "running" else "none"
             )
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        """Text and HTML of the steps so far, and the live widget inside a kernel."""
-        bundle: dict[str, Any] = {"text/plain": self.to_text(), "text/html": self.to_html()}
-        try:
-            from pi_nb.notebook._base import MIME_WIDGET, kernel_has_comms
-
-            if kernel_has_comms():
-                data = self.widget()._repr_mimebundle_()
-                data = data[0] if isinstance(data, tuple) else data
-                if data and MIME_WIDGET in data:
-                    bundle[MIME_WIDGET] = data[MIME_WIDGET]
-        except ImportError:
-            pass
-        return bundle
 
     def __repr__(self) -> str:
         return self.to_text()

@@ -1,48 +1,8 @@
-"""Context policies as values, replayed over recorded sessions and priced as providers bill them.
+"""Context policies as values (:mod:`pi_nb.what_if.policies`), under their short name.
 
-:mod:`~pi_nb.policies.base` (the protocol), :mod:`~pi_nb.policies.pi` (Pi 0.85.0's rule, the
-reference), :mod:`~pi_nb.policies.library` (other agents' policies), :mod:`~pi_nb.policies.replay`
-(the requests a policy sends over a recording) and :mod:`~pi_nb.policies.cost` (what they cost).
+The policies live beside the what-if replay they run on (they share its walk of a recording);
+``from pi_nb.policies import PiPolicy, ObservationMasking, policy_cost`` is the usual import.
 """
 
-from pi_nb.policies.base import ContextPolicy, PolicyContext, Rewrite
-from pi_nb.policies.cost import PolicyCost, RequestCost, calibrate_miss_rate, policy_cost
-from pi_nb.policies.library import (
-    ClaudeCodeAutoCompact,
-    ClearToolUses,
-    CodexTruncation,
-    InspectTrim,
-    KeepAll,
-    ObservationMasking,
-    TrimLastTokens,
-    TrimLastTurns,
-)
-from pi_nb.policies.pi import PiPolicy
-from pi_nb.policies.replay import RECORDED, PolicyEvent, PolicyReplay, PolicyRequest, replay_policy
-from pi_nb.policies.sweep import expand_policies, sweep_policies
-
-__all__ = [
-    "RECORDED",
-    "ClaudeCodeAutoCompact",
-    "ClearToolUses",
-    "CodexTruncation",
-    "ContextPolicy",
-    "InspectTrim",
-    "KeepAll",
-    "ObservationMasking",
-    "PiPolicy",
-    "PolicyContext",
-    "PolicyCost",
-    "PolicyEvent",
-    "PolicyReplay",
-    "PolicyRequest",
-    "RequestCost",
-    "Rewrite",
-    "TrimLastTokens",
-    "TrimLastTurns",
-    "calibrate_miss_rate",
-    "expand_policies",
-    "policy_cost",
-    "replay_policy",
-    "sweep_policies",
-]
+from pi_nb.what_if.policies import *  # noqa: F403
+from pi_nb.what_if.policies import __all__ as __all__

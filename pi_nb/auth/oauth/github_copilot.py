@@ -18,6 +18,7 @@ import time
 import urllib.parse
 from typing import Any
 
+from pi_nb._catalog_data import bundled_catalog
 from pi_nb.auth.http import HttpResponse, form, json_body, request
 from pi_nb.auth.oauth.common import Interaction, LoginError, poll_device_code
 
@@ -225,8 +226,6 @@ def _copilot_token(github_token: str, enterprise_domain: str | None) -> dict[str
 
 
 def _parse_models(raw: Any, allow_policy_fallback: bool) -> tuple[list[str], list[str]]:
-    from pi_nb.providers.catalog import list_models
-
     data = raw.get("data") if isinstance(raw, dict) else None
     if not isinstance(data, list):
         raise LoginError("Invalid Copilot models response")
@@ -247,7 +246,8 @@ def _parse_models(raw: Any, allow_policy_fallback: bool) -> tuple[list[str], lis
         if picker or not allow_policy_fallback
         else [m for m, _e, state in models if state == "enabled"]
     )
-    known = {m.id for m in list_models() if m.provider == "github-copilot"}
+    # pi-ai checks its built-in GITHUB_COPILOT_MODELS, not the agent dir's models.json
+    known = {m["id"] for m in bundled_catalog()["providers"].get("github-copilot", ())}
     policy_ids = [
         m
         for m, enabled, state in models

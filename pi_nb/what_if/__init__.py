@@ -96,7 +96,7 @@ from pi_nb.compaction.overflow import is_context_overflow
 from pi_nb.compaction.preparation import CompactionPreparation, prepare_compaction
 from pi_nb.compaction.retry import is_retryable_assistant_error
 from pi_nb.compaction.serialization import compute_file_lists, format_file_operations
-from pi_nb.compaction.settings import CompactionSettings
+from pi_nb.compaction.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, CompactionSettings
 from pi_nb.errors import InvalidSessionFileError, ReplayError
 from pi_nb.messages import AgentMessage, AssistantMessage, Usage
 from pi_nb.session.context import session_entry_to_context_messages
@@ -111,9 +111,9 @@ from pi_nb.session.types import (
 from pi_nb.tokens import calculate_context_tokens, checked_context_tokens, estimate_tokens
 
 if TYPE_CHECKING:
-    from pi_nb.policies.base import ContextPolicy
-    from pi_nb.policies.replay import PolicyReplay
     from pi_nb.providers.base import Model
+    from pi_nb.what_if.policies.base import ContextPolicy
+    from pi_nb.what_if.policies.replay import PolicyReplay
 
 __all__ = [
     "CHECKPOINTS",
@@ -1524,8 +1524,8 @@ def replay(
     session: SessionInput,
     *,
     context_window: WindowSpec,
-    reserve_tokens: int = 16384,
-    keep_recent_tokens: int = 20000,
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
     enabled: bool = True,
     max_tokens: int | None = None,
     summary_tokens: int | None = None,
@@ -1543,8 +1543,8 @@ def replay(
     session: SessionInput,
     *,
     context_window: WindowSpec,
-    reserve_tokens: int = 16384,
-    keep_recent_tokens: int = 20000,
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
     enabled: bool = True,
     max_tokens: int | None = None,
     summary_tokens: int | None = None,
@@ -1561,8 +1561,8 @@ def replay(
     session: SessionInput,
     *,
     context_window: WindowSpec,
-    reserve_tokens: int = 16384,
-    keep_recent_tokens: int = 20000,
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
     enabled: bool = True,
     max_tokens: int | None = None,
     summary_tokens: int | None = None,
@@ -1599,7 +1599,7 @@ def replay(
     :class:`~pi_nb.errors.ReplayError`.
     """
     if policy is not None:
-        from pi_nb.policies.replay import replay_policy
+        from pi_nb.what_if.policies.replay import replay_policy
 
         return replay_policy(session, policy, context_window=context_window, leaf_id=leaf_id)
     policy_ = _policy(
@@ -1643,8 +1643,8 @@ async def areplay(
     session: SessionInput,
     *,
     context_window: WindowSpec,
-    reserve_tokens: int = 16384,
-    keep_recent_tokens: int = 20000,
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
     enabled: bool = True,
     max_tokens: int | None = None,
     summary_tokens: int | None = None,
@@ -1693,8 +1693,8 @@ def sweep(
     sessions: Iterable[SessionInput],
     *,
     context_window: Sequence[int],
-    reserve_tokens: Sequence[int] = (16384,),
-    keep_recent_tokens: Sequence[int] = (20000,),
+    reserve_tokens: Sequence[int] = (DEFAULT_RESERVE_TOKENS,),
+    keep_recent_tokens: Sequence[int] = (DEFAULT_KEEP_RECENT_TOKENS,),
     enabled: bool = True,
     max_tokens: int | None = None,
     summary_tokens: int | None = None,
@@ -1710,8 +1710,8 @@ def sweep(
     sessions: Iterable[SessionInput],
     *,
     context_window: Sequence[int],
-    reserve_tokens: Sequence[int] = (16384,),
-    keep_recent_tokens: Sequence[int] = (20000,),
+    reserve_tokens: Sequence[int] = (DEFAULT_RESERVE_TOKENS,),
+    keep_recent_tokens: Sequence[int] = (DEFAULT_KEEP_RECENT_TOKENS,),
     enabled: bool = True,
     max_tokens: int | None = None,
     summary_tokens: int | None = None,
@@ -1726,8 +1726,8 @@ def sweep(
     sessions: Iterable[SessionInput],
     *,
     context_window: Sequence[int],
-    reserve_tokens: Sequence[int] = (16384,),
-    keep_recent_tokens: Sequence[int] = (20000,),
+    reserve_tokens: Sequence[int] = (DEFAULT_RESERVE_TOKENS,),
+    keep_recent_tokens: Sequence[int] = (DEFAULT_KEEP_RECENT_TOKENS,),
     enabled: bool = True,
     max_tokens: int | None = None,
     summary_tokens: int | None = None,
@@ -1746,7 +1746,7 @@ def sweep(
     ``context_window``, one table row each with its cost; the other arguments are not read.
     """
     if policies is not None:
-        from pi_nb.policies.sweep import sweep_policies
+        from pi_nb.what_if.policies.sweep import sweep_policies
 
         return sweep_policies(sessions, policies, context_window=context_window, params=params)
     grid = [(w, r, k) for w in context_window for r in reserve_tokens for k in keep_recent_tokens]

@@ -16,11 +16,11 @@ from typing import Any, Literal, cast
 
 from pi_nb.compaction.decision import Checkpoint, ContextCount, ModelRef, decide
 from pi_nb.compaction.preparation import prepare_compaction
-from pi_nb.compaction.settings import CompactionSettings
+from pi_nb.compaction.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, CompactionSettings
 from pi_nb.messages import AgentMessage, AssistantMessage
-from pi_nb.policies.base import PolicyContext, Rewrite
 from pi_nb.session.types import SessionEntry
 from pi_nb.tokens import estimate_context_tokens
+from pi_nb.what_if.policies.base import PolicyContext, Rewrite
 
 __all__ = ["PiPolicy"]
 
@@ -33,8 +33,8 @@ class PiPolicy:
     recording's mean), ``max_tokens`` (the model's output cap for the length rule) and ``manual``
     (``"apply"``: make the recording's manual ``/compact`` too, see :func:`pi_nb.what_if.replay`)."""
 
-    reserve_tokens: int = 16384
-    keep_recent_tokens: int = 20000
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
     enabled: bool = True
     rules: str = "0.85.0"
     summary_tokens: int | None = None

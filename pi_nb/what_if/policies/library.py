@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from pi_nb.compaction.decision import Checkpoint
 from pi_nb.messages import AgentMessage
-from pi_nb.policies.base import PolicyContext, Rewrite, message_tokens
+from pi_nb.what_if.policies.base import PolicyContext, Rewrite, message_tokens
 
 __all__ = [
     "ClaudeCodeAutoCompact",

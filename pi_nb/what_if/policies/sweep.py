@@ -7,9 +7,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pi_nb.errors import ReplayError
-from pi_nb.policies.base import ContextPolicy, forget_estimates
-from pi_nb.policies.cost import CacheModel, policy_cost
-from pi_nb.policies.replay import replay_policy
+from pi_nb.what_if.policies.base import ContextPolicy, forget_estimates
+from pi_nb.what_if.policies.cost import CacheModel, policy_cost
+from pi_nb.what_if.policies.replay import replay_policy
 
 if TYPE_CHECKING:
     from pi_nb.providers.catalog import ModelCost, ModelSpec

@@ -4,13 +4,13 @@
 recorded (the same user prompts, the same answers, the same tool results); what changes is the
 context each request carries. For every recorded assistant message there is one
 :class:`PolicyRequest`: the messages the policy sends for it, their calibrated size, the answer's
-output tokens and time (for the cost and cache model, :mod:`pi_nb.policies.cost`).
+output tokens and time (for the cost and cache model, :mod:`pi_nb.what_if.policies.cost`).
 
-* :class:`~pi_nb.policies.pi.PiPolicy`: the requests follow the simulated path of
+* :class:`~pi_nb.what_if.policies.pi.PiPolicy`: the requests follow the simulated path of
   :func:`pi_nb.what_if.replay` (its compactions, its summaries), which is kept as ``pi``.
 * ``"recorded"`` (:data:`RECORDED`): the requests the recording really sent (Pi's context of the
   recorded path, its own compactions included): the calibration baseline.
-* any other :class:`~pi_nb.policies.base.ContextPolicy`: its checkpoints run where Pi's would
+* any other :class:`~pi_nb.what_if.policies.base.ContextPolicy`: its checkpoints run where Pi's would
   (``between_turns`` before an answer that follows tool results, ``after_run`` after an answer
   with no tool call, ``pre_prompt`` before a user prompt), and its request view before every
   answer.
@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from pi_nb.compaction.decision import Checkpoint
 from pi_nb.errors import ReplayError
 from pi_nb.messages import AgentMessage
-from pi_nb.policies.base import ContextPolicy, PolicyContext, message_tokens
-from pi_nb.policies.pi import PiPolicy
 from pi_nb.session.types import SessionEntry
+from pi_nb.what_if.policies.base import ContextPolicy, PolicyContext, message_tokens
+from pi_nb.what_if.policies.pi import PiPolicy
 
 if TYPE_CHECKING:
     from pi_nb.what_if import ReplayResult, SessionInput, WindowSpec
@@ -229,7 +229,7 @@ def replay_policy(
 ) -> PolicyReplay:
     """The requests ``policy`` would send over the recorded ``session`` (see the module docstring).
 
-    ``policy``: a :class:`~pi_nb.policies.base.ContextPolicy` (``PiPolicy(...)`` included) or
+    ``policy``: a :class:`~pi_nb.what_if.policies.base.ContextPolicy` (``PiPolicy(...)`` included) or
     ``"recorded"``. ``context_window``: as for :func:`pi_nb.what_if.replay` (one number, a mapping
     by model, or a callable). ``loaded``: the branch already read (entries, session id, file).
     No model is called.

@@ -1,7 +1,7 @@
 """What a policy's requests cost as the provider bills them: prices, prefix caching, summaries.
 
-:func:`policy_cost` prices every :class:`~pi_nb.policies.replay.PolicyRequest` of a
-:class:`~pi_nb.policies.replay.PolicyReplay` with the catalog's prices
+:func:`policy_cost` prices every :class:`~pi_nb.what_if.policies.replay.PolicyRequest` of a
+:class:`~pi_nb.what_if.policies.replay.PolicyReplay` with the catalog's prices
 (:func:`pi_nb.providers.catalog.calculate_cost`: input, output, cache read, cache write with
 Anthropic's 1-hour rate, price tiers), after splitting its prompt into uncached input, cache
 read and cache write with a cache model:
@@ -45,8 +45,8 @@ from typing import Any, Literal, TypeAlias
 
 from pi_nb.compaction.prompts import SUMMARIZATION_PROMPT
 from pi_nb.errors import ReplayError
-from pi_nb.policies.replay import PolicyReplay, PolicyRequest
 from pi_nb.providers.catalog import ModelCost, ModelSpec, calculate_cost, find_model
+from pi_nb.what_if.policies.replay import PolicyReplay, PolicyRequest
 
 __all__ = [
     "CacheModel",
@@ -300,7 +300,7 @@ def _prefix_hashes(r: PolicyRequest) -> tuple[list[int], list[int]]:
     h = hash(("system", r.provider, r.model))
     hashes = [h]
     cum = [r.overhead]
-    from pi_nb.policies.base import message_tokens
+    from pi_nb.what_if.policies.base import message_tokens
 
     for m in r.messages:
         h = hash((h, id(m)))

@@ -40,7 +40,7 @@ DEPRECATED_ALIASES = {"pi_nb.notebook.whatif"}
 
 # packages documented as one block: their own names (not re-exports of documented modules) are
 # defined in the package itself, beside submodules without an ``__all__``
-DOCUMENTED_PACKAGES = {"pi_nb.notebook.magics"}
+DOCUMENTED_PACKAGES = {"pi_nb.notebook.magics", "pi_nb.what_if"}
 
 
 def public_modules() -> list[str]:

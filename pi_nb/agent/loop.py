@@ -348,9 +348,6 @@ class _StreamShower:
             indices = [cast(int, event.get("contentIndex"))]
         else:
             return []
-        delta_type = {"done": None, "text_end": "text_delta", "thinking_end": "thinking_delta"}.get(
-            kind, "toolcall_delta"
-        )
         out: list[AssistantMessageEvent] = []
         for index in indices:
             before = self.shown.get(index, "")
@@ -358,12 +355,11 @@ class _StreamShower:
             if full == before or not full.startswith(before):
                 continue
             self.shown[index] = full
-            block_type = delta_type or self.delta_types.get(index, "text_delta")
             out.append(
                 cast(
                     AssistantMessageEvent,
                     {
-                        "type": block_type,
+                        "type": self.delta_types[index],  # a held-back tail came in a delta
                         "contentIndex": index,
                         "delta": full[len(before) :],
                         "partial": shown_partial,

@@ -49,6 +49,7 @@ __all__ = [
     "load_session_source",
     "open_session_source",
     "read_session",
+    "register_foreign_reader",
     "resolve_session_source",
     "session_file_items",
     "split_session_source",
@@ -83,6 +84,35 @@ _KINDS = (
 )
 
 
+ForeignReader: TypeAlias = Callable[[str], Any]
+"""A reader of another harness's session files: ``reader(path)`` returns ``None`` (not its
+format) or an object with ``entries`` (Pi file entries, header first) and ``problems``
+(``[(line, reason)]``): a :class:`pi_nb.harness.ForeignSession`."""
+
+_FOREIGN_READERS: list[ForeignReader] = []
+
+
+def register_foreign_reader(reader: ForeignReader) -> None:
+    """Offer every file that is not a Pi session to ``reader`` before refusing it (importing
+    :mod:`pi_nb.harness` registers the Claude Code and Codex readers)."""
+    if reader not in _FOREIGN_READERS:
+        _FOREIGN_READERS.append(reader)
+
+
+def _read_foreign(path: str) -> Any | None:
+    """The first registered reader's mapping of ``path``, or ``None``."""
+    for reader in _FOREIGN_READERS:
+        found = reader(path)
+        if found is not None:
+            return found
+    return None
+
+
+def _foreign_manager(found: Any) -> SessionManager:
+    raw_cwd = found.entries[0].get("cwd")
+    return SessionManager.in_memory(raw_cwd if isinstance(raw_cwd, str) else None, entries=found.entries)
+
+
 def is_agent_session(value: Any) -> bool:
     """True for a :class:`pi_nb.agent.AgentSession` (checked without importing the agent)."""
     mod = sys.modules.get("pi_nb.agent.session")
@@ -109,6 +139,11 @@ def load_session_file(path: str) -> SessionManager:
     except FileNotFoundError:
         raise NotebookError(f"no such session file: {path}") from None
     except InvalidSessionFileError as exc:
+        found = _read_foreign(path)
+        if found is not None:
+            if found.problems:
+                warn_problems(path, [(path, n, r) for n, r in found.problems])
+            return _foreign_manager(found)
         raise NotebookError(str(exc)) from None
 
 
@@ -262,6 +297,15 @@ def load_session_item(
         skip("file not found")
         return None
     if not contents.valid:
+        try:
+            found = _read_foreign(path)
+        except (SessionFileTypeError, OSError) as exc:
+            if raises:
+                raise
+            skip(str(exc))
+            return None
+        if found is not None:
+            return _load_foreign(found, path, strict, problems)
         if raises:
             raise InvalidSessionFileError(f"Session file is not a valid pi session: {path}")
         skip("not a pi session (no header with a string id)")
@@ -285,6 +329,33 @@ def load_session_item(
         if strict:
             raise
         skip(f"{type(exc).__name__}: {exc}")
+        return None
+
+
+def _load_foreign(
+    found: Any, path: str, strict: bool | None, problems: list[Problem]
+) -> tuple[SessionManager, str | None, int] | None:
+    """A file another harness wrote, mapped by its reader, with its problem lines handled as a Pi
+    file's are (see :func:`load_session_item`)."""
+    file_problems: list[Problem] = [(path, n, r) for n, r in found.problems]
+    if file_problems:
+        if strict:
+            raise SessionFileCorruptError(
+                f"{len(file_problems)} line(s) of {path} could not be used: "
+                + "; ".join(f"line {n}: {r}" for _, n, r in file_problems[:3]),
+                [(n or 0, r) for _, n, r in file_problems],
+            )
+        if strict is None:
+            warn_problems(path, file_problems)
+        problems.extend(file_problems)
+    try:
+        return _foreign_manager(found), path, len(file_problems)
+    except PiNbError as exc:
+        if strict:
+            raise
+        problems.append((path, None, f"{type(exc).__name__}: {exc}"))
+        if strict is None:
+            warn_problems(path, problems[-1:])
         return None
 
 

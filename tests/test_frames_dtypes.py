@@ -105,8 +105,20 @@ NON_STRING: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 STRING_COLUMNS = {
-    "entries": ("session_id", "session_file", "entry_id", "parent_id", "type", "role", "text", "label"),
+    "entries": (
+        "harness",
+        "session_id",
+        "session_file",
+        "entry_id",
+        "parent_id",
+        "type",
+        "role",
+        "text",
+        "label",
+        "raw",
+    ),
     "messages": (
+        "harness",
         "session_id",
         "session_file",
         "entry_id",
@@ -119,8 +131,10 @@ STRING_COLUMNS = {
         "stop_reason",
         "provider",
         "model",
+        "raw",
     ),
     "tool_results": (
+        "harness",
         "session_id",
         "session_file",
         "entry_id",
@@ -131,8 +145,10 @@ STRING_COLUMNS = {
         "arguments",
         "truncated_by",
         "full_output_path",
+        "raw",
     ),
     "usage": (
+        "harness",
         "session_id",
         "session_file",
         "entry_id",
@@ -141,8 +157,10 @@ STRING_COLUMNS = {
         "model",
         "api",
         "stop_reason",
+        "raw",
     ),
     "compactions": (
+        "harness",
         "session_id",
         "session_file",
         "entry_id",
@@ -151,8 +169,20 @@ STRING_COLUMNS = {
         "summary",
         "read_files",
         "modified_files",
+        "raw",
     ),
-    "sessions": ("session_id", "session_file", "cwd", "name", "parent_session", "model", "models", "leaf_id"),
+    "sessions": (
+        "harness",
+        "harness_version",
+        "session_id",
+        "session_file",
+        "cwd",
+        "name",
+        "parent_session",
+        "model",
+        "models",
+        "leaf_id",
+    ),
 }
 FUNCS = {
     "entries": F.entries_df,

@@ -80,6 +80,7 @@ class Column:
 
 def _ids() -> tuple[Column, ...]:
     return (
+        Column("harness", S, lambda r: r.s.harness),
         Column("session_id", S, lambda r: r.s.session_id),
         Column("session_file", S, lambda r: r.s.session_file),
         Column("entry_id", S, lambda r: r.eid),
@@ -88,10 +89,18 @@ def _ids() -> tuple[Column, ...]:
     )
 
 
+def _raw(r: EntryRow) -> str | None:
+    """The fields of another agent's record that have no Pi counterpart, as JSON (``None`` for
+    Pi's own entries: :mod:`pi_nb.harness` keeps them in the entry's ``raw``)."""
+    raw = r.e.get("raw")
+    return r.s.stringify(raw) if raw else None
+
+
 def _branch() -> tuple[Column, ...]:
     return (
         Column("on_active_branch", B, lambda r: id(r.e) in r.s.active_ids),
         Column("in_context", B, lambda r: id(r.e) in r.s.context_ids),
+        Column("raw", S, _raw),
     )
 
 
@@ -251,6 +260,8 @@ def _h(key: str) -> Callable[[SessionRow], Any]:
 
 
 SESSION_SPEC: tuple[Column, ...] = (
+    Column("harness", S, lambda r: r.s.harness),
+    Column("harness_version", S, _h("harnessVersion")),
     Column("session_id", S, lambda r: r.s.session_id),
     Column("session_file", S, lambda r: r.s.session_file),
     Column("cwd", S, _h("cwd")),

@@ -298,6 +298,9 @@ class LoadedSession:
     """The entry Pi takes as the leaf (the last one of the leaf's id)."""
     encoding: str | None = None
     """The tiktoken encoding of the ``tokens`` columns (``None``: no such column)."""
+    harness: str = "pi"
+    """The agent that wrote the session: ``"pi"``, or the ``harness`` of a header mapped from
+    another agent's transcript (:mod:`pi_nb.harness`)."""
     _messages: list[list[Any]] | None = None
     _estimates: list[int | None] | None = None
     _json: dict[int, tuple[Any, str]] = field(default_factory=dict)
@@ -321,6 +324,8 @@ class LoadedSession:
         active = {id(e) for e in manager.get_branch()}
         # Pi's buildContextEntries(): from the leaf, or from the last entry when the leaf has no id
         context = {id(e) for e in manager.build_context_entries()}
+        header = manager.get_header()
+        harness = header.get("harness") if header is not None else None
         return cls(
             manager.get_session_id(),
             session_file,
@@ -332,6 +337,7 @@ class LoadedSession:
             problems,
             leaf=manager.get_leaf_entry(),
             encoding=encoding,
+            harness=harness if isinstance(harness, str) and harness else "pi",
         )
 
     def context_messages(self) -> list[list[Any]]:

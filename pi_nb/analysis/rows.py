@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
+import pi_nb.harness  # noqa: F401 - registers the other agents' readers with the session sources
 from pi_nb.analysis.columns import Column, ColumnPick, check_kinds, rows_of, select_columns
 from pi_nb.analysis.extract import (
     LoadedSession,

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+import pi_nb.harness  # noqa: F401 - registers the other agents' readers with the session sources
 from pi_nb._fs import read_regular
 from pi_nb._js import js_utf8_encode
 from pi_nb.errors import NotebookError, TruncationError

@@ -19,7 +19,7 @@ This module imports nothing from the rest of pi_nb but the session manager.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["ForeignSession"]
 
@@ -49,4 +49,4 @@ class ForeignSession:
         from pi_nb.session.manager import SessionManager
 
         cwd = self.header.get("cwd")
-        return SessionManager.in_memory(cwd if isinstance(cwd, str) else None, entries=self.entries)
+        return SessionManager.in_memory(cwd if isinstance(cwd, str) else None, entries=cast(Any, self.entries))

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NotRequired, TypedDict
 
+import pi_nb.harness  # noqa: F401 - registers the other agents' readers with the session sources
 from pi_nb._async import run_sync as _engine_run_sync
 from pi_nb.errors import NotebookError
 from pi_nb.notebook._mime import filter_bundle

@@ -308,7 +308,10 @@ def load_session_item(
             return _load_foreign(found, path, strict, problems)
         if raises:
             raise InvalidSessionFileError(f"Session file is not a valid pi session: {path}")
-        skip("not a pi session (no header with a string id)")
+        skip(
+            "not a pi session (no header with a string id)"
+            + (", nor another agent's transcript pi_nb reads" if _FOREIGN_READERS else "")
+        )
         return None
     file_problems = [(path, p.line_number, p.reason) for p in contents.problems]
     if file_problems:

@@ -98,6 +98,7 @@ from pi_nb.compaction.retry import is_retryable_assistant_error
 from pi_nb.compaction.serialization import compute_file_lists, format_file_operations
 from pi_nb.compaction.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, CompactionSettings
 from pi_nb.errors import InvalidSessionFileError, ReplayError
+from pi_nb.harness import open_foreign
 from pi_nb.messages import AgentMessage, AssistantMessage, Usage
 from pi_nb.session.context import session_entry_to_context_messages
 from pi_nb.session.manager import SessionManager
@@ -1432,7 +1433,10 @@ def _load(
         except FileNotFoundError:
             raise ReplayError(f"no such session file: {path}") from None
         except InvalidSessionFileError as exc:
-            raise ReplayError(str(exc)) from None
+            try:  # another agent's transcript (Claude Code, Codex): read into Pi's entries
+                manager = open_foreign(path)
+            except InvalidSessionFileError:
+                raise ReplayError(str(exc)) from None
         session_file = path
     elif isinstance(session, Sequence) and not isinstance(session, (bytes, bytearray)):
         if not all(isinstance(e, Mapping) for e in session):

@@ -93,6 +93,8 @@ _SUMMARY_PREFIXES = (
 )
 _EFFORT_TO_LEVEL = {"none": "off", "minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh"}
 _EXIT_CODE_RE = re.compile(r"(?:^|\n)(?:Exit code:|Process exited with code) (-?\d+)")
+#: Failures Codex reports to the model as plain text (no exit code): seen in real rollouts.
+_FAILURE_PREFIXES = ("apply_patch verification failed",)
 _DATA_URL_RE = re.compile(r"^data:([^;,]+);base64,(.*)$", re.S)
 
 
@@ -376,7 +378,8 @@ class _Reader:
         if line not in group["raw"]["lines"]:
             group["raw"]["lines"].append(line)
         itype = item.get("type")
-        extra: dict[str, Any] = {"line": line, "type": itype}
+        # "block": the index of the first content block the item became (none for a web search)
+        extra: dict[str, Any] = {"line": line, "type": itype, "block": len(message["content"])}
         if itype == "reasoning":
             summary = _texts(item.get("summary"), ("summary_text",))
             text = "\n\n".join(summary) or "\n\n".join(_texts(item.get("content"), ("reasoning_text", "text")))
@@ -427,6 +430,7 @@ class _Reader:
             message["content"].append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
             message["stopReason"] = "toolUse"
         else:  # web_search_call: run by the server, no result item follows; kept in raw
+            extra["block"] = None
             extra.update({k: v for k, v in item.items() if k != "type"})
         raw_items.append(extra)
 
@@ -553,6 +557,9 @@ class _Reader:
             raw["exitCode"] = code
             if code != 0:
                 is_error = True
+        first_text = content[0]["text"] if content and content[0].get("type") == "text" else ""
+        if first_text.startswith(_FAILURE_PREFIXES):
+            is_error = True
         name = self.calls.get(call_id)
         if name is None:
             raw["unmatchedCall"] = True

@@ -91,7 +91,14 @@ _SUMMARY_PREFIXES = (
     "Another language model started to solve this problem",
     "The conversation history before this point was compacted",
 )
-_EFFORT_TO_LEVEL = {"none": "off", "minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh"}
+_EFFORT_TO_LEVEL = {
+    "none": "off",
+    "minimal": "minimal",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "xhigh",
+}
 _EXIT_CODE_RE = re.compile(r"(?:^|\n)(?:Exit code:|Process exited with code) (-?\d+)")
 #: Failures Codex reports to the model as plain text (no exit code): seen in real rollouts.
 _FAILURE_PREFIXES = ("apply_patch verification failed",)
@@ -160,6 +167,10 @@ def _price(provider: str, model: str | None) -> Any:
     if spec is None and provider == "openai-codex":
         spec = find_model("openai", model)  # the API price of the same model
     return spec
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _texts(content: Any, kinds: tuple[str, ...]) -> list[str]:
@@ -255,13 +266,22 @@ class _Reader:
         self.entries.append(entry)
         return entry
 
-    def _entry(self, etype: str, line: int, fields: dict[str, Any], raw: dict[str, Any] | None = None, part: int = 0) -> dict[str, Any]:
-        entry: dict[str, Any] = {"type": etype, "id": self._id(line, part), "parentId": None, "timestamp": self.timestamp}
+    def _entry(
+        self, etype: str, line: int, fields: dict[str, Any], raw: dict[str, Any] | None = None, part: int = 0
+    ) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "type": etype,
+            "id": self._id(line, part),
+            "parentId": None,
+            "timestamp": self.timestamp,
+        }
         entry.update(fields)
         entry["raw"] = {"lines": [line], **(raw or {})}
         return self._append(entry)
 
-    def _custom(self, line: int, ctype: str, record: Any, raw: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _custom(
+        self, line: int, ctype: str, record: Any, raw: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         entry: dict[str, Any] = {"type": "custom", "customType": f"codex/{ctype}", "data": record}
         entry["id"] = self._id(line)
         entry["parentId"] = None
@@ -269,10 +289,19 @@ class _Reader:
         entry["raw"] = {"lines": [line], **(raw or {})}
         return self._append(entry)
 
-    def _message(self, line: int, message: dict[str, Any], raw: dict[str, Any] | None = None, part: int = 0) -> dict[str, Any]:
+    def _message(
+        self, line: int, message: dict[str, Any], raw: dict[str, Any] | None = None, part: int = 0
+    ) -> dict[str, Any]:
         return self._entry("message", line, {"message": message}, raw, part)
 
-    def _custom_message(self, line: int, ctype: str, content: list[dict[str, Any]], raw: dict[str, Any] | None = None, part: int = 0) -> dict[str, Any]:
+    def _custom_message(
+        self,
+        line: int,
+        ctype: str,
+        content: list[dict[str, Any]],
+        raw: dict[str, Any] | None = None,
+        part: int = 0,
+    ) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "type": "custom_message",
             "customType": f"codex/{ctype}",
@@ -324,7 +353,9 @@ class _Reader:
 
     def _fallback_id(self) -> str:
         if self.path:
-            m = re.search(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", os.path.basename(self.path))
+            m = re.search(
+                r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", os.path.basename(self.path)
+            )
             if m:
                 return m.group(1)
         return "codex-" + hashlib.sha256((self.path or "").encode()).hexdigest()[:12]
@@ -382,7 +413,9 @@ class _Reader:
         extra: dict[str, Any] = {"line": line, "type": itype, "block": len(message["content"])}
         if itype == "reasoning":
             summary = _texts(item.get("summary"), ("summary_text",))
-            text = "\n\n".join(summary) or "\n\n".join(_texts(item.get("content"), ("reasoning_text", "text")))
+            text = "\n\n".join(summary) or "\n\n".join(
+                _texts(item.get("content"), ("reasoning_text", "text"))
+            )
             block: dict[str, Any] = {"type": "thinking", "thinking": text}
             if not text and item.get("encrypted_content"):
                 block["redacted"] = True
@@ -392,16 +425,18 @@ class _Reader:
             texts = _texts(item.get("content"), ("output_text", "input_text", "text"))
             for t in texts:
                 message["content"].append({"type": "text", "text": t})
-            others = [c for c in item.get("content") or [] if not (isinstance(c, dict) and isinstance(c.get("text"), str))]
+            others = [
+                c
+                for c in item.get("content") or []
+                if not (isinstance(c, dict) and isinstance(c.get("text"), str))
+            ]
             if others:
                 extra["content"] = others
             extra.update({k: v for k, v in item.items() if k not in ("type", "role", "content")})
         elif itype in ("function_call", "custom_tool_call", "local_shell_call"):
-            call_id = item.get("call_id")
-            if not isinstance(call_id, str):
-                call_id = item.get("id") if isinstance(item.get("id"), str) else f"codex-call-{line}"
+            call_id = _str(item.get("call_id")) or _str(item.get("id")) or f"codex-call-{line}"
+            name = _str(item.get("name"))
             if itype == "function_call":
-                name = item.get("name") if isinstance(item.get("name"), str) else ""
                 args_raw = item.get("arguments")
                 arguments: Any = {}
                 if isinstance(args_raw, dict):
@@ -415,9 +450,8 @@ class _Reader:
                         arguments = parsed
                     else:
                         extra["arguments"] = args_raw  # not a JSON object: kept as written
-                skip = ("type", "name", "arguments", "call_id")
+                skip: tuple[str, ...] = ("type", "name", "arguments", "call_id")
             elif itype == "custom_tool_call":
-                name = item.get("name") if isinstance(item.get("name"), str) else ""
                 arguments = {"input": item.get("input")}
                 skip = ("type", "name", "input", "call_id")
             else:  # local_shell_call
@@ -427,7 +461,9 @@ class _Reader:
                 skip = ("type", "action", "call_id")
             extra.update({k: v for k, v in item.items() if k not in skip})
             self.calls[call_id] = name
-            message["content"].append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
+            message["content"].append(
+                {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
+            )
             message["stopReason"] = "toolUse"
         else:  # web_search_call: run by the server, no result item follows; kept in raw
             extra["block"] = None
@@ -472,7 +508,11 @@ class _Reader:
     def _token_count(self, line: int, record: Any, payload: dict[str, Any]) -> None:
         info = payload.get("info")
         total = info.get("total_token_usage") if isinstance(info, dict) else None
-        if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict) or total == self.prev_total:
+        if (
+            not isinstance(info, dict)
+            or not isinstance(info.get("last_token_usage"), dict)
+            or total == self.prev_total
+        ):
             # a rate-limit update, or the same counts again: no new model call
             self._custom(line, "token_count", record)
             return
@@ -499,7 +539,9 @@ class _Reader:
 
     # -- the rest ---------------------------------------------------------------------------
 
-    def _user_message(self, line: int, item: dict[str, Any], part: int = 0, extra_raw: dict[str, Any] | None = None) -> None:
+    def _user_message(
+        self, line: int, item: dict[str, Any], part: int = 0, extra_raw: dict[str, Any] | None = None
+    ) -> None:
         role = item.get("role")
         content_in = item.get("content")
         content: list[dict[str, Any]] = []
@@ -508,7 +550,11 @@ class _Reader:
             ctype = c.get("type") if isinstance(c, dict) else None
             if ctype in ("input_text", "output_text", "text") and isinstance(c.get("text"), str):
                 content.append({"type": "text", "text": c["text"]})
-            elif ctype == "input_image" and isinstance(c.get("image_url"), str) and _DATA_URL_RE.match(c["image_url"]):
+            elif (
+                ctype == "input_image"
+                and isinstance(c.get("image_url"), str)
+                and _DATA_URL_RE.match(c["image_url"])
+            ):
                 m = _DATA_URL_RE.match(c["image_url"])
                 assert m is not None
                 content.append({"type": "image", "data": m.group(2), "mimeType": m.group(1)})
@@ -526,10 +572,13 @@ class _Reader:
             else:
                 self._custom_message(line, kind, content, raw, part)
         else:
-            self._custom_message(line, role if isinstance(role, str) and role else "message", content, raw, part)
+            self._custom_message(
+                line, role if isinstance(role, str) and role else "message", content, raw, part
+            )
 
     def _tool_result(self, line: int, item: dict[str, Any]) -> None:
-        call_id = item.get("call_id") if isinstance(item.get("call_id"), str) else ""
+        raw_call_id = item.get("call_id")
+        call_id = raw_call_id if isinstance(raw_call_id, str) else ""
         output = item.get("output")
         raw: dict[str, Any] = {k: v for k, v in item.items() if k not in ("type", "call_id", "output")}
         raw["type"] = item.get("type")
@@ -584,7 +633,11 @@ class _Reader:
             ctype = c.get("type") if isinstance(c, dict) else None
             if ctype in ("input_text", "output_text", "text") and isinstance(c.get("text"), str):
                 out.append({"type": "text", "text": c["text"]})
-            elif ctype == "input_image" and isinstance(c.get("image_url"), str) and _DATA_URL_RE.match(c["image_url"]):
+            elif (
+                ctype == "input_image"
+                and isinstance(c.get("image_url"), str)
+                and _DATA_URL_RE.match(c["image_url"])
+            ):
                 m = _DATA_URL_RE.match(c["image_url"])
                 assert m is not None
                 out.append({"type": "image", "data": m.group(2), "mimeType": m.group(1)})
@@ -642,7 +695,9 @@ class _Reader:
         model = payload.get("model")
         if isinstance(model, str) and model and model != self.model:
             self.model = model
-            self._entry("model_change", line, {"provider": self.provider, "modelId": model}, {"turnContext": payload})
+            self._entry(
+                "model_change", line, {"provider": self.provider, "modelId": model}, {"turnContext": payload}
+            )
             made = True
         effort = payload.get("effort")
         if effort is None and isinstance(payload.get("collaboration_mode"), dict):
@@ -696,10 +751,10 @@ class _Reader:
         if isinstance(item, dict) and item.get("type") == "message" and isinstance(item.get("content"), list):
             role = item.get("role")
             if role == "assistant":
-                text = _texts(item["content"], ("output_text", "input_text", "text"))
+                texts = _texts(item["content"], ("output_text", "input_text", "text"))
                 message: dict[str, Any] = {
                     "role": "assistant",
-                    "content": [{"type": "text", "text": t} for t in text],
+                    "content": [{"type": "text", "text": t} for t in texts],
                     "api": self.api,
                     "provider": self.provider,
                     "model": self.model or "",
@@ -736,7 +791,9 @@ class _Reader:
             self._failed_call(line, "error", msg if isinstance(msg, str) else "error", record)
         elif etype == "turn_aborted":
             reason = payload.get("reason")
-            self._failed_call(line, "aborted", f"turn aborted ({reason})" if reason else "turn aborted", record)
+            self._failed_call(
+                line, "aborted", f"turn aborted ({reason})" if reason else "turn aborted", record
+            )
         else:
             self._custom(line, etype, record)
 
@@ -757,7 +814,12 @@ class _Reader:
                 parsed.append((n, orjson.loads(text)))
             except orjson.JSONDecodeError as exc:
                 self.problems.append((n, f"not JSON: {exc}"))
-        old_format = bool(parsed) and isinstance(parsed[0][1], dict) and "type" not in parsed[0][1] and "id" in parsed[0][1]
+        old_format = (
+            bool(parsed)
+            and isinstance(parsed[0][1], dict)
+            and "type" not in parsed[0][1]
+            and "id" in parsed[0][1]
+        )
         for i, (n, record) in enumerate(parsed):
             if not isinstance(record, dict):
                 self.problems.append((n, f"record is not an object ({type(record).__name__})"))

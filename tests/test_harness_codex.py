@@ -482,3 +482,90 @@ def test_read_bytes_without_a_session_meta() -> None:
     assert fs.header["id"] == "019e9625-802f-7e91-840a-cfe88d14117a"
     assert fs.problems and fs.problems[0][0] == 1
     assert len(_messages(fs.entries, "assistant")) == 1
+
+
+def _rollout(*records: dict[str, Any]) -> bytes:
+    meta = {
+        "timestamp": "2025-12-01T08:00:00.000Z",
+        "type": "session_meta",
+        "payload": {
+            "id": "0199cccc-0000-7000-8000-000000000003",
+            "timestamp": "2025-12-01T08:00:00.000Z",
+            "cwd": "/w",
+        },
+    }
+    return b"\n".join(json.dumps(r).encode() for r in (meta, *records)) + b"\n"
+
+
+def _item(payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": "2025-12-01T08:00:01.000Z", "type": "response_item", "payload": payload}
+
+
+def test_items_without_a_pi_block_are_kept() -> None:
+    data = _rollout(
+        _item(
+            {
+                "type": "reasoning",
+                "id": "rs_9",
+                "summary": [],
+                "content": None,
+                "encrypted_content": "gAAAA...",
+            }
+        ),
+        _item(
+            {"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "pi"}}
+        ),
+        _item(
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "found"}]}
+        ),
+        _item({"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}),
+        _item(
+            {
+                "type": "function_call_output",
+                "call_id": "call_nowhere",
+                "output": [
+                    {"type": "input_text", "text": "see"},
+                    {"type": "input_image", "image_url": "data:image/jpeg;base64,/9j/"},
+                    {"type": "input_image", "image_url": "https://example.invalid/x.png"},
+                ],
+            }
+        ),
+        {"timestamp": "2025-12-01T08:00:02.000Z", "type": "session_meta", "payload": {"id": "other"}},
+    )
+    fs = read_foreign_bytes(data)
+    assert fs.problems == []
+    [assistant_entry] = [
+        e for e in fs.entries if e["type"] == "message" and e["message"]["role"] == "assistant"
+    ]
+    assistant = assistant_entry["message"]
+    assert assistant["content"] == [
+        {"type": "thinking", "thinking": "", "redacted": True},
+        {"type": "text", "text": "found"},
+    ]
+    items = assistant_entry["raw"]["items"]
+    assert items[0]["encrypted_content"] == "gAAAA..." and items[0]["block"] == 0
+    assert items[1]["type"] == "web_search_call" and items[1]["block"] is None
+    assert items[1]["action"]["query"] == "pi"
+    assert any(e.get("customType") == "codex/ghost_snapshot" for e in fs.entries)
+    assert any(e.get("customType") == "codex/session_meta" for e in fs.entries)
+    [result_entry] = [
+        e for e in fs.entries if e["type"] == "message" and e["message"]["role"] == "toolResult"
+    ]
+    assert result_entry["message"]["content"] == [
+        {"type": "text", "text": "see"},
+        {"type": "image", "data": "/9j/", "mimeType": "image/jpeg"},
+    ]
+    assert result_entry["raw"]["outputItems"] == [
+        {"type": "input_image", "image_url": "https://example.invalid/x.png"}
+    ]
+    assert result_entry["raw"]["unmatchedCall"] is True and result_entry["message"]["toolName"] == ""
+
+
+def test_ids_differ_between_sessions_and_empty_data_is_a_problem() -> None:
+    a = read_foreign(FIXTURES / "localpush-0.104-session.jsonl")
+    b = read_foreign(FIXTURES / "localpush-0.104-unanswered-call.jsonl")
+    assert not {e["id"] for e in a.entries[1:]} & {e["id"] for e in b.entries[1:]}
+    empty = codex.read(b"", "/x/rollout-2025-01-01T00-00-00-0199dddd-0000-7000-8000-000000000004.jsonl")
+    assert [e["type"] for e in empty.entries] == ["session"]
+    assert empty.header["id"] == "0199dddd-0000-7000-8000-000000000004"
+    assert len(empty.problems) == 1

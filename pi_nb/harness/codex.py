@@ -251,8 +251,7 @@ class _Reader:
         self.group_usage_after = False  # usage came after its items: the next item is a new call
         self.pending: tuple[int, dict[str, Any]] | None = None  # usage that arrived before its items
         self.prev_total: Any = None
-        self.context_tokens = 0
-        self.last_assistant: dict[str, Any] | None = None
+        self.context_tokens = 0  # the last call's total_tokens: the context size Codex last knew
 
     # -- entries ------------------------------------------------------------------------------
 
@@ -399,7 +398,6 @@ class _Reader:
         if self.pending is not None or self.group is None or self.group_usage_after:
             self._close_group()
             self.group = self._assistant(line)
-            self.last_assistant = self.group
             if self.pending is not None:
                 self._apply_usage(self.group, *self.pending)
                 self.pending = None
@@ -535,7 +533,6 @@ class _Reader:
         entry = self._assistant(line)
         entry["raw"]["noItems"] = True
         self._apply_usage(entry, line, payload)
-        self.last_assistant = entry
 
     # -- the rest ---------------------------------------------------------------------------
 
@@ -656,7 +653,6 @@ class _Reader:
         entry["message"]["stopReason"] = reason
         entry["message"]["errorMessage"] = text
         entry["raw"]["record"] = record
-        self.last_assistant = entry
 
     def _response_item(self, line: int, record: Any, item: Any) -> None:
         if not isinstance(item, dict) or not isinstance(item.get("type"), str):
@@ -721,7 +717,6 @@ class _Reader:
             return
         message = payload.get("message")
         summary = message if isinstance(message, str) else ""
-        usage_line = None
         pending = self.pending
         self.pending = None
         self._close_group()
@@ -733,9 +728,9 @@ class _Reader:
         )
         entry["firstKeptEntryId"] = entry["id"]  # nothing before it is kept: Codex's history is replaced
         if pending is not None:  # the summarising call's usage
-            usage_line = pending[0]
+            before = self.context_tokens
             self._apply_usage(entry, *pending)
-            entry["raw"]["usageLine"] = usage_line
+            self.context_tokens = before  # (the summarising call's input is not the new context)
         history = payload.get("replacement_history")
         if isinstance(history, list):
             entry["raw"]["replacementHistory"] = len(history)

@@ -518,7 +518,9 @@ class UsageRow(EntryRow):
         super().__init__(s, i, e)
         self.m = m
         self.usage = mapping(m.get("usage"))
-        self.cost = mapping(self.usage.get("cost"))
+        # another agent's model the catalog does not price: its zeros are no price (missing)
+        unknown = mapping(e.get("raw")).get("costUnknown") is True
+        self.cost = {} if unknown else mapping(self.usage.get("cost"))
         self.context_tokens = usage_context_tokens(self.usage)
 
     def usable(self) -> bool:
@@ -649,6 +651,8 @@ class SessionRow:
                 cost = as_float(mapping(usage.get("cost")).get("total"))
                 if cost is None and usage:
                     cost = _price(m.get("provider"), m.get("model"), usage)
+                if mapping(e.get("raw")).get("costUnknown") is True:
+                    cost = None  # another agent's model the catalog does not price: a 0 is not a price
                 if cost is None:
                     unpriced += 1
                 else:

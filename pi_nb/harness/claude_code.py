@@ -272,10 +272,12 @@ class _Reader:
         return self.last_ts
 
     def emit(self, entry: dict[str, Any], raw: dict[str, Any], record: dict[str, Any], main: bool) -> None:
+        uuid = record.get("uuid")
+        if isinstance(uuid, str) and entry["id"].startswith(uuid + "~"):
+            raw["duplicateUuid"] = uuid  # a uuid seen before in the file: this entry's id is new
         if raw:
             entry["raw"] = raw
         self.entries.append(entry)
-        uuid = record.get("uuid")
         if isinstance(uuid, str) and uuid not in self.tail:
             self.tail[uuid] = entry["id"]
         if main:
@@ -345,7 +347,8 @@ class _Reader:
             "timestamp": self.timestamp(r),
         }
         raw["line"] = n
-        self.emit(entry, raw, r, main=has_place and self.is_main(r))
+        # in the chain when it has a place there; the leaf only for a conversation record
+        self.emit(entry, raw, r, main=has_place and kind in _CONVERSATION_TYPES and self.is_main(r))
 
     # user records
 
@@ -371,6 +374,8 @@ class _Reader:
         if isinstance(content, str) or content is None:
             if content is None:
                 raw["contentMissing"] = True
+            if "toolUseResult" in r:
+                raw["toolUseResult"] = r["toolUseResult"]
             self.user_entry(n, r, raw, parent, ts, ms, content or "", main)
             return
         if not isinstance(content, list):

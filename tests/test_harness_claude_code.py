@@ -23,7 +23,13 @@ from pi_nb.session.source import load_session_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "other_agents" / "claude_code"
 SHOWCASE = FIXTURES / "daaain_showcase" / "55550000-0000-4000-8000-000000000001.jsonl"
-SUBAGENT = FIXTURES / "daaain_showcase" / "55550000-0000-4000-8000-000000000001" / "subagents" / "agent-showcol1.jsonl"
+SUBAGENT = (
+    FIXTURES
+    / "daaain_showcase"
+    / "55550000-0000-4000-8000-000000000001"
+    / "subagents"
+    / "agent-showcol1.jsonl"
+)
 
 #: every fixture read whole, with the problems it must report (1-based lines)
 EXPECTED_PROBLEMS: dict[str, list[int]] = {
@@ -98,7 +104,11 @@ def test_every_parent_exists_and_ids_are_unique(name: str) -> None:
 def test_leaf_is_the_main_chains_last_entry(name: str) -> None:
     fs = _read(name)
     recs = _records(FIXTURES / name)
-    conv = [r for _, r in recs if r.get("type") in ("user", "assistant", "system") and isinstance(r.get("uuid"), str)]
+    conv = [
+        r
+        for _, r in recs
+        if r.get("type") in ("user", "assistant", "system") and isinstance(r.get("uuid"), str)
+    ]
     main = [r for r in conv if r.get("isSidechain") is not True] or conv
     manager = fs.manager()
     leaf = manager.get_leaf_entry()
@@ -183,7 +193,9 @@ def test_one_tool_result_per_tool_result_block(name: str) -> None:
     blocks = [
         b
         for _, r in recs
-        if r.get("type") == "user" and isinstance(r.get("message"), dict) and isinstance(r["message"].get("content"), list)
+        if r.get("type") == "user"
+        and isinstance(r.get("message"), dict)
+        and isinstance(r["message"].get("content"), list)
         for b in r["message"]["content"]
         if isinstance(b, dict) and b.get("type") == "tool_result"
     ]
@@ -323,7 +335,9 @@ def test_synthetic_features() -> None:
     user = by_id["u-1"]["message"]
     assert user["content"][1]["type"] == "image" and user["content"][1]["mimeType"] == "image/png"
     tool = by_id["u-2"]["message"]
-    assert tool["role"] == "toolResult" and tool["toolName"] == "Read" and tool["content"][0]["type"] == "image"
+    assert (
+        tool["role"] == "toolResult" and tool["toolName"] == "Read" and tool["content"][0]["type"] == "image"
+    )
     assert by_id["u-2"]["raw"]["toolUseResult"]["type"] == "image"
     # a tool error
     err = by_id["u-3"]["message"]
@@ -337,7 +351,11 @@ def test_synthetic_features() -> None:
     assert api["usage"]["cost"]["total"] == 0
     # isMeta -> a hidden custom message (sent to the model)
     meta = by_id["u-4"]
-    assert meta["type"] == "custom_message" and meta["display"] is False and meta["customType"] == "claude-code/meta"
+    assert (
+        meta["type"] == "custom_message"
+        and meta["display"] is False
+        and meta["customType"] == "claude-code/meta"
+    )
     # compaction: boundary + summary -> one entry on the boundary's logical parent
     comp = by_id["cb-1"]
     assert comp["type"] == "compaction" and comp["parentId"] == "u-5" and comp["tokensBefore"] == 7421
@@ -474,7 +492,9 @@ def _transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
                 "timestamp": f"2026-01-01T00:00:{i:02d}.000Z"}  # fmt: skip
         uid = f"g{i}"
         if kind == "prompt":
-            out.append({**base, "type": "user", "uuid": uid, "message": {"role": "user", "content": draw(_text)}})
+            out.append(
+                {**base, "type": "user", "uuid": uid, "message": {"role": "user", "content": draw(_text)}}
+            )
         elif kind == "meta":
             out.append({**base, "type": "user", "uuid": uid, "isMeta": True,
                         "message": {"role": "user", "content": [{"type": "text", "text": draw(_text)}]}})  # fmt: skip
@@ -545,9 +565,15 @@ def test_generated_transcripts(records: list[dict[str, Any]], junk: list[bytes])
     # one tool result per block, one compaction per boundary
     n_results = sum(1 for r in records if r.get("toolUseResult"))
     assert len(_messages(fs, "toolResult")) == n_results
-    assert sum(e["type"] == "compaction" for e in fs.entries) == sum(r.get("subtype") == "compact_boundary" for r in records)
+    assert sum(e["type"] == "compaction" for e in fs.entries) == sum(
+        r.get("subtype") == "compact_boundary" for r in records
+    )
     # the leaf is the last main-chain record's entry
-    main = [r for r in records if r.get("type") in ("user", "assistant", "system") and r.get("isSidechain") is not True]
+    main = [
+        r
+        for r in records
+        if r.get("type") in ("user", "assistant", "system") and r.get("isSidechain") is not True
+    ]
     conv = main or [r for r in records if r.get("type") in ("user", "assistant", "system")]
     manager = fs.manager()
     manager.build_session_context()

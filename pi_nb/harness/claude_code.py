@@ -102,7 +102,7 @@ def _ms(ts: Any) -> int | float:
     """An ISO timestamp as Unix milliseconds (``nan`` when it does not parse, as in Pi)."""
     if isinstance(ts, str):
         try:
-            return int(round(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000))
+            return round(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
         except ValueError:
             pass
     return float("nan")
@@ -190,7 +190,9 @@ def _text_of(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         )
     return ""
 
@@ -291,18 +293,25 @@ class _Reader:
 
     def run(self) -> list[dict[str, Any]]:
         recs = self.records
-        self.all_sidechain = bool(recs) and all(
-            r.get("isSidechain") is True for _, r in recs if r.get("type") in _CONVERSATION_TYPES
-        ) and any(r.get("type") in _CONVERSATION_TYPES for _, r in recs)
+        self.all_sidechain = (
+            bool(recs)
+            and all(r.get("isSidechain") is True for _, r in recs if r.get("type") in _CONVERSATION_TYPES)
+            and any(r.get("type") in _CONVERSATION_TYPES for _, r in recs)
+        )
         for _, r in recs:
             if r.get("type") == "assistant" and isinstance(r.get("message"), dict):
                 for b in r["message"].get("content") or ():
                     if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str):
-                        self.tool_names[b["id"]] = b.get("name") if isinstance(b.get("name"), str) else ""
+                        name = b.get("name")
+                        self.tool_names[b["id"]] = name if isinstance(name, str) else ""
         # the compact summary of each boundary, and the assistant records one response was split over
         summary_of: dict[str, int] = {}
         for i, (_, r) in enumerate(recs):
-            if r.get("type") == "user" and r.get("isCompactSummary") is True and isinstance(r.get("parentUuid"), str):
+            if (
+                r.get("type") == "user"
+                and r.get("isCompactSummary") is True
+                and isinstance(r.get("parentUuid"), str)
+            ):
                 summary_of.setdefault(r["parentUuid"], i)
         consumed: set[int] = set()
         groups: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -321,7 +330,9 @@ class _Reader:
                 self.compaction(n, r, recs[j] if j is not None and j > i else None)
             else:
                 if kind in ("user", "assistant"):
-                    self.problems.append((n, f"a {kind} record without a message object: kept as a custom entry"))
+                    self.problems.append(
+                        (n, f"a {kind} record without a message object: kept as a custom entry")
+                    )
                 self.custom(n, r)
         if self.main_leaf is not None and self.entries and self.entries[-1] is not self.main_leaf:
             self.entries.remove(self.main_leaf)
@@ -379,7 +390,9 @@ class _Reader:
             self.user_entry(n, r, raw, parent, ts, ms, content or "", main)
             return
         if not isinstance(content, list):
-            self.problems.append((n, f"user message content is a {type(content).__name__}: kept as a custom entry"))
+            self.problems.append(
+                (n, f"user message content is a {type(content).__name__}: kept as a custom entry")
+            )
             self.custom(n, r)
             return
         # split the blocks into runs: tool results one entry each, other blocks one user entry per run
@@ -400,7 +413,7 @@ class _Reader:
             runs.append(("user", pending, pending_at))
         first = True
         for kind, value, at in runs:
-            eraw = raw if first else {"line": n, "blockIndex": at}
+            eraw: dict[str, Any] = raw if first else {"line": n, "blockIndex": at}
             if kind == "tool":
                 if first and "toolUseResult" in r:
                     eraw["toolUseResult"] = r["toolUseResult"]
@@ -427,7 +440,9 @@ class _Reader:
         main: bool,
         first: bool = True,
     ) -> str:
-        eid = self.new_id(r.get("uuid") if first else f"{r.get('uuid') or f'L{n}'}#{raw.get('blockIndex', 0)}", n, "user")
+        eid = self.new_id(
+            r.get("uuid") if first else f"{r.get('uuid') or f'L{n}'}#{raw.get('blockIndex', 0)}", n, "user"
+        )
         if r.get("isMeta") is True:
             entry: dict[str, Any] = {
                 "type": "custom_message",
@@ -514,7 +529,7 @@ class _Reader:
         content = msg.get("content")
         if group is not None:
             entry = group["entry"]
-            pmsg = entry["message"]
+            pmsg: dict[str, Any] = entry["message"]
             raw = entry.setdefault("raw", {})
             unmapped = raw.get("unmappedContent", [])
             offset = group["blocks"]
@@ -568,7 +583,7 @@ class _Reader:
             )
             if usage_extra:
                 raw["usage"] = usage_extra
-        pmsg: dict[str, Any] = {
+        pmsg = {
             "role": "assistant",
             "content": blocks,
             "api": API,
@@ -586,14 +601,22 @@ class _Reader:
             model == "<synthetic>" and _text_of(content).startswith("API Error")
         ):
             pmsg["stopReason"] = "error"
-            err = _text_of(content) or (r.get("error") if isinstance(r.get("error"), str) else "") or "API error"
+            err = (
+                _text_of(content)
+                or (r.get("error") if isinstance(r.get("error"), str) else "")
+                or "API error"
+            )
             pmsg["errorMessage"] = err
             self.order(pmsg)
         eid = self.new_id(r.get("uuid"), n, "assistant")
         entry = {"type": "message", "id": eid, "parentId": parent, "timestamp": ts, "message": pmsg}
         self.emit(entry, raw, r, self.is_main(r))
         if isinstance(mid, str) and mid:
-            groups[key] = {"entry": entry, "record": r, "blocks": len(content) if isinstance(content, list) else 1}
+            groups[key] = {
+                "entry": entry,
+                "record": r,
+                "blocks": len(content) if isinstance(content, list) else 1,
+            }
 
     @staticmethod
     def order(pmsg: dict[str, Any]) -> None:
@@ -624,7 +647,9 @@ class _Reader:
                 pmsg["errorMessage"] = "The model refused to complete the request"
         self.order(pmsg)
 
-    def assistant_blocks(self, content: Any, unmapped: list[dict[str, Any]], offset: int, line: int) -> list[dict[str, Any]]:
+    def assistant_blocks(
+        self, content: Any, unmapped: list[dict[str, Any]], offset: int, line: int
+    ) -> list[dict[str, Any]]:
         if isinstance(content, str):
             return [{"type": "text", "text": content}]
         if not isinstance(content, list):
@@ -679,7 +704,11 @@ class _Reader:
     _BOUNDARY_MAPPED = frozenset({"type", "uuid", "parentUuid", "timestamp", "logicalParentUuid"})
 
     def compaction(
-        self, n: int, r: dict[str, Any], summary: tuple[int, dict[str, Any]] | None, summary_only: bool = False
+        self,
+        n: int,
+        r: dict[str, Any],
+        summary: tuple[int, dict[str, Any]] | None,
+        summary_only: bool = False,
     ) -> None:
         raw: dict[str, Any] = {}
         if summary_only:  # an isCompactSummary user record with no boundary: it is the compaction
@@ -712,7 +741,8 @@ class _Reader:
             text = ""
             if summary is not None:
                 sn, srec = summary
-                smsg = srec.get("message") if isinstance(srec.get("message"), dict) else {}
+                found = srec.get("message")
+                smsg: dict[str, Any] = found if isinstance(found, dict) else {}
                 text = _text_of(smsg.get("content"))
                 sraw = _without(srec, ("type",))
                 sraw["line"] = sn

@@ -580,3 +580,45 @@ def test_generated_transcripts(records: list[dict[str, Any]], junk: list[bytes])
     if conv:
         line = next(n for n, r in enumerate(records, 1) if r is conv[-1])
         assert line in _lines_of(fs.entries[-1])
+
+
+def _line(**record: Any) -> bytes:
+    base = {"sessionId": "s", "cwd": "/", "isSidechain": False, "timestamp": "2026-01-01T00:00:00.000Z"}
+    return json.dumps({**base, **record}).encode()
+
+
+def test_a_parent_written_after_its_child_is_linked_without_loops() -> None:
+    data = b"\n".join(
+        [
+            _line(type="user", uuid="b", parentUuid="a", message={"role": "user", "content": "second"}),
+            _line(type="user", uuid="a", parentUuid=None, message={"role": "user", "content": "first"}),
+            _line(type="user", uuid="x", parentUuid="y", message={"role": "user", "content": "loop 1"}),
+            _line(type="user", uuid="y", parentUuid="x", message={"role": "user", "content": "loop 2"}),
+        ]
+    )
+    fs = claude_code.read(data)
+    by_id = {e["id"]: e for e in fs.entries[1:]}
+    assert by_id["b"]["parentId"] == "a" and by_id["b"]["raw"]["parentLater"] is True
+    assert by_id["x"]["parentId"] is None and by_id["x"]["raw"]["parentUnresolved"] is True
+    assert by_id["y"]["parentId"] == "x"
+    fs.manager().build_session_context()  # no EntryCycleError
+
+
+def test_stop_reason_of_a_split_response_follows_its_blocks() -> None:
+    def part(uuid: str, parent: str | None, block: dict[str, Any], stop: str | None) -> bytes:
+        message = {"id": "m1", "role": "assistant", "model": "claude-opus-4-7", "content": [block],
+                   "stop_reason": stop, "usage": {"input_tokens": 1, "output_tokens": 2}}  # fmt: skip
+        return _line(type="assistant", uuid=uuid, parentUuid=parent, requestId="r1", message=message)
+
+    text = {"type": "text", "text": "hi"}
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}
+    fs = claude_code.read(b"\n".join([part("p1", None, text, None), part("p2", "p1", call, None)]))
+    (entry,) = fs.entries[1:]
+    assert entry["message"]["stopReason"] == "toolUse" and "rawStopReason" not in entry["message"]
+    assert entry["message"]["usage"]["output"] == 2
+    fs = claude_code.read(b"\n".join([part("p1", None, call, None), part("p2", "p1", text, "end_turn")]))
+    assert fs.entries[1]["message"]["stopReason"] == "stop"
+    assert list(fs.entries[1]["message"]) == [
+        "role", "content", "api", "provider", "model", "responseId", "usage", "stopReason", "rawStopReason",
+        "timestamp",
+    ]  # fmt: skip

@@ -334,10 +334,33 @@ class _Reader:
                         (n, f"a {kind} record without a message object: kept as a custom entry")
                     )
                 self.custom(n, r)
+        self.resolve_forward_parents()
         if self.main_leaf is not None and self.entries and self.entries[-1] is not self.main_leaf:
             self.entries.remove(self.main_leaf)
             self.entries.append(self.main_leaf)
         return self.entries
+
+    def resolve_forward_parents(self) -> None:
+        """A parent that comes later in the file than its child (rare: records written out of
+        order) is linked at the end, unless the link would close a loop."""
+        by_id = {e["id"]: e for e in self.entries}
+        for entry in self.entries:
+            raw = entry.get("raw")
+            if not raw or not raw.get("parentUnresolved"):
+                continue
+            wanted = raw.get("logicalParentUuid", raw.get("parentUuid"))
+            target = self.tail.get(wanted) if isinstance(wanted, str) else None
+            if target is None:
+                continue
+            seen = {entry["id"]}
+            walk: str | None = target
+            while walk is not None and walk not in seen:
+                seen.add(walk)
+                walk = by_id[walk]["parentId"] if walk in by_id else None
+            if walk is None:  # no loop: the parent's chain reaches a root
+                entry["parentId"] = target
+                del raw["parentUnresolved"]
+                raw["parentLater"] = True  # (the uuid stays in raw: the entry it names comes later)
 
     def custom(self, n: int, r: dict[str, Any]) -> None:
         kind = r.get("type")
@@ -554,6 +577,8 @@ class _Reader:
             sr = msg.get("stop_reason")
             if isinstance(sr, str):  # the last record that has one says how the response ended
                 self.set_stop(pmsg, sr, raw)
+            elif "rawStopReason" not in pmsg:  # none yet: inferred again from the blocks so far
+                self.set_stop(pmsg, None, raw)
             uuid = r.get("uuid")
             if isinstance(uuid, str):
                 self.tail.setdefault(uuid, entry["id"])

@@ -33,6 +33,10 @@ SUBAGENT = (
 
 #: every fixture read whole, with the problems it must report (1-based lines)
 EXPECTED_PROBLEMS: dict[str, list[int]] = {
+    "ccviewer_1af7fc5e.jsonl": [],
+    "ccviewer_5c0375b4_first32.jsonl": [],
+    "ccviewer_agent-test-hash-123.jsonl": [],
+    "ccviewer_fe5e1c67_first37.jsonl": [],
     "daaain_dag_compact_after_rewind.jsonl": [],
     "daaain_edge_cases.jsonl": [11, 13, 15, 16],  # no message object, "massive error", 42, [1]
     "daaain_sidechain_integrated.jsonl": [],
@@ -150,21 +154,20 @@ def test_context_and_tree_through_the_session_manager(name: str) -> None:
         assert ctx.model is not None and ctx.model["provider"] == "anthropic"
 
 
-def _dedup_usage(recs: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
-    """ccusage's rule, computed here: one usage per (message.id, requestId), the first seen."""
-    seen: set[tuple[Any, Any, bool]] = set()
-    totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "messages": 0}
-    for _, r in recs:
+def _dedup_usage(recs: list[tuple[int, dict[str, Any]]], keep: str = "last") -> dict[str, int]:
+    """One usage per API response (message.id, requestId), computed here: the ``"last"`` record's
+    (pi_nb's rule) or the ``"first"`` one's (ccusage's)."""
+    by_key: dict[Any, dict[str, Any]] = {}
+    for i, (_, r) in enumerate(recs):
         msg = r.get("message")
         if r.get("type") != "assistant" or not isinstance(msg, dict):
             continue
-        key = (msg.get("id"), r.get("requestId"), r.get("isSidechain") is True)
-        if msg.get("id"):
-            if key in seen:
-                continue
-            seen.add(key)
+        key = (msg.get("id"), r.get("requestId"), r.get("isSidechain") is True) if msg.get("id") else i
         u = msg.get("usage") if isinstance(msg.get("usage"), dict) else {}
-        totals["messages"] += 1
+        if key not in by_key or keep == "last":
+            by_key[key] = u
+    totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "messages": len(by_key)}
+    for u in by_key.values():
         totals["input"] += u.get("input_tokens") or 0
         totals["output"] += u.get("output_tokens") or 0
         totals["cacheRead"] += u.get("cache_read_input_tokens") or 0
@@ -622,3 +625,63 @@ def test_stop_reason_of_a_split_response_follows_its_blocks() -> None:
         "role", "content", "api", "provider", "model", "responseId", "usage", "stopReason", "rawStopReason",
         "timestamp",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_context_pairs_every_tool_result_with_its_call(name: str) -> None:
+    """In the context, each tool result answers a tool call of the assistant message before it,
+    as the Anthropic API requires of a conversation sent back to it."""
+    fs = _read(name)
+    known = {e["message"]["toolCallId"] for e in fs.entries[1:] if e["type"] == "message"
+             and e["message"]["role"] == "toolResult" and not e.get("raw", {}).get("toolNameUnknown")}  # fmt: skip
+    open_calls: set[str] = set()
+    for m in fs.manager().build_session_context().messages:
+        if m["role"] == "assistant":
+            open_calls = {b["id"] for b in m["content"] if b["type"] == "toolCall"}
+        elif m["role"] == "toolResult" and m["toolCallId"] in known:
+            assert m["toolCallId"] in open_calls
+            open_calls.discard(m["toolCallId"])
+
+
+def test_real_split_response_over_four_records() -> None:
+    fs = _read("ccviewer_fe5e1c67_first37.jsonl")
+    by_id = {e["id"]: e for e in fs.entries[1:]}
+    entry = by_id["9cfc1ad1-3875-41ae-9f8d-9b070ea7d415"]
+    assert [b["type"] for b in entry["message"]["content"]] == ["text", "toolCall", "toolCall", "toolCall"]
+    assert [b["name"] for b in entry["message"]["content"][1:]] == ["Task", "Task", "Task"]
+    assert len(entry["raw"]["merged"]) == 3
+    # the records repeat the usage of the stream so far: the last one's output count is kept
+    assert entry["message"]["usage"]["output"] == 598
+    assert entry["raw"]["firstRecordUsage"]["output_tokens"] == 1
+    assert entry["message"]["stopReason"] == "toolUse" and "rawStopReason" not in entry["message"]
+    recs = _records(FIXTURES / "ccviewer_fe5e1c67_first37.jsonl")
+    assert _dedup_usage(recs, "first")["output"] < _dedup_usage(recs, "last")["output"]
+    # the isMeta command expansion is a hidden custom message, in the context
+    meta = by_id["5a3fdd4a-ac04-44ec-8323-407fdb4c7c06"]
+    assert meta["type"] == "custom_message" and meta["display"] is False
+    ctx = fs.manager().build_session_context()
+    assert ctx.messages[1]["role"] == "custom" and ctx.messages[1]["display"] is False
+    # the leaf is the main chain's Task result, after twenty sidechain records
+    assert fs.entries[-1]["id"] == "418df566-85d7-43fb-b694-390add9fb3ec"
+    assert (
+        fs.entries[-1]["message"]["role"] == "toolResult" and fs.entries[-1]["message"]["toolName"] == "Task"
+    )
+    # the session title, before any record of the chain, is a root
+    title = fs.entries[1]
+    assert title["customType"] == "claude-code/summary" and title["parentId"] is None
+
+
+def test_real_inline_sidechains_interleaved_with_the_main_chain() -> None:
+    fs = _read("ccviewer_5c0375b4_first32.jsonl")
+    assert fs.entries[-1]["id"] == "cfca867b-e0bb-4682-a5ff-2dd1b228a44f"  # the file ends in a sidechain
+    by_id = {e["id"]: e for e in fs.entries[1:]}
+    assert by_id["6340ddef-f656-4b72-a065-82390f637678"]["parentId"] is None
+    path = [e["id"] for e in get_branch_entries(fs.manager().get_entries(), fs.entries[-1]["id"])]
+    assert all(by_id[i].get("raw", {}).get("isSidechain") is not True for i in path)
+
+
+def test_an_agent_file_without_its_parent_beside_it() -> None:
+    fs = _read("ccviewer_agent-test-hash-123.jsonl")
+    assert fs.header["id"] == "5c0375b4-57a5-4f26-b12d-d022ee4e51b7/ccviewer_agent-test-hash-123"
+    assert "parentSession" not in fs.header
+    assert [m["role"] for m in fs.manager().build_session_context().messages] == ["user", "assistant"]

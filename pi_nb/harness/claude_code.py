@@ -9,7 +9,8 @@ One JSONL record per line, linked by ``uuid`` / ``parentUuid``. The mapping (the
   ``custom_message`` entry with ``display: False`` (``customType`` ``"claude-code/meta"``).
 * ``assistant`` records: the records of one API response (same ``message.id`` and
   ``requestId``, one content block each, the usage repeated) -> ONE Pi ``assistant`` message, its
-  usage counted once (the first record's, as ccusage counts it). API error records
+  usage counted once: the last record's, whose output count is the fullest (ccusage counts the
+  first record's, which can miss most of the output tokens). API error records
   (``isApiErrorMessage``) -> ``stopReason: "error"`` with ``errorMessage``.
 * a ``system`` record of subtype ``compact_boundary`` plus the ``isCompactSummary`` user record
   after it -> ONE Pi ``compaction`` entry whose ``firstKeptEntryId`` is itself, so that the
@@ -574,6 +575,13 @@ class _Reader:
                 if first_rec["message"].get(k) != v:
                     later.setdefault("message", {})[k] = v
             raw.setdefault("merged", []).append(later)
+            usage = msg.get("usage")
+            if isinstance(usage, dict) and usage != group["usage"]:
+                # the records repeat the usage of the stream so far: the last one is the fullest
+                # (its output count grows); the first record's stays in raw
+                raw.setdefault("firstRecordUsage", first_rec["message"].get("usage"))
+                pmsg["usage"], _ = _usage(usage, pmsg.get("model"))
+                group["usage"] = usage
             sr = msg.get("stop_reason")
             if isinstance(sr, str):  # the last record that has one says how the response ended
                 self.set_stop(pmsg, sr, raw)
@@ -641,6 +649,7 @@ class _Reader:
                 "entry": entry,
                 "record": r,
                 "blocks": len(content) if isinstance(content, list) else 1,
+                "usage": msg.get("usage"),
             }
 
     @staticmethod
@@ -808,11 +817,11 @@ def _header(reader: _Reader, path: str | None) -> dict[str, Any]:
     session_id = first("sessionId")
     stem = os.path.splitext(os.path.basename(path))[0] if path else None
     agent_id = first("agentId")
-    is_subagent = reader.all_sidechain and (agent_id is not None or (stem or "").startswith("agent-"))
+    is_subagent = reader.all_sidechain  # every record a sidechain: a subagent's transcript
     if session_id is None:
         session_id = stem or ""
     elif is_subagent:
-        session_id = f"{session_id}/{stem or f'agent-{agent_id}'}"
+        session_id = f"{session_id}/{stem or 'agent-' + (agent_id or 'sidechain')}"
     header: dict[str, Any] = {
         "type": "session",
         "version": 3,

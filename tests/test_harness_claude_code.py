@@ -517,6 +517,7 @@ def _transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
                 else:
                     block = {"type": "text", "text": draw(_text)}
                 rid = uid if k == 0 else f"{uid}_{k}"
+                usage = {**usage, "output_tokens": usage["output_tokens"] + draw(st.integers(0, 9))}  # grows
                 out.append({**base, "parentUuid": prev, "type": "assistant", "uuid": rid, "requestId": f"r{i}",
                             "message": {"id": f"m{i}", "role": "assistant", "model": model, "content": [block],
                                         "stop_reason": None, "usage": usage}})  # fmt: skip
@@ -562,6 +563,7 @@ def test_generated_transcripts(records: list[dict[str, Any]], junk: list[bytes])
     msgs = _messages(fs, "assistant")
     assert len(msgs) == want["messages"]
     assert sum(m["usage"]["output"] for m in msgs) == want["output"]
+    assert sum(m["usage"]["input"] for m in msgs) == want["input"]
     assert sum(m["usage"]["cacheWrite"] for m in msgs) == want["cacheWrite"]
     for m in msgs:
         assert not math.isnan(m["timestamp"])

@@ -687,3 +687,11 @@ def test_an_agent_file_without_its_parent_beside_it() -> None:
     assert fs.header["id"] == "5c0375b4-57a5-4f26-b12d-d022ee4e51b7/ccviewer_agent-test-hash-123"
     assert "parentSession" not in fs.header
     assert [m["role"] for m in fs.manager().build_session_context().messages] == ["user", "assistant"]
+
+
+def test_json_that_orjson_refuses_is_still_read() -> None:
+    big = b'{"type":"user","uuid":"u","parentUuid":null,"sessionId":"s","big":123456789012345678901234567890,' \
+          b'"message":{"role":"user","content":"a \\ud800 b"}}'  # fmt: skip
+    fs = claude_code.read(b"\xef\xbb\xbf" + big)
+    assert fs.problems == []
+    assert fs.entries[1]["raw"]["big"] == 123456789012345678901234567890

@@ -219,25 +219,28 @@ class _Reader:
     # -- lines -> records
 
     def parse(self, data: bytes) -> None:
+        if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
+            data = data[3:]
         for n, line in enumerate(data.split(b"\n"), 1):
             if not line.strip():
                 continue
             try:
                 value = orjson.loads(line)
             except orjson.JSONDecodeError:
+                # the slow path: invalid UTF-8 (read with U+FFFD, and reported), or JSON that
+                # orjson refuses but JavaScript wrote (a lone surrogate escape, a huge integer)
                 try:
-                    text = line.decode("utf-8")
+                    text, bad_bytes = line.decode("utf-8"), False
                 except UnicodeDecodeError:
-                    text = line.decode("utf-8", errors="replace")
-                    try:
-                        value = json.loads(text)
-                    except ValueError as exc:
-                        self.problems.append((n, f"invalid UTF-8 and not JSON: {exc}"))
-                        continue
-                    self.problems.append((n, "invalid UTF-8 (the bad bytes read as U+FFFD)"))
-                else:
-                    self.problems.append((n, f"not JSON: {text[:60]!r}"))
+                    text, bad_bytes = line.decode("utf-8", errors="replace"), True
+                try:
+                    value = json.loads(text)
+                except ValueError as exc:
+                    what = "invalid UTF-8 and not JSON" if bad_bytes else "not JSON"
+                    self.problems.append((n, f"{what} ({exc}): {text[:60]!r}"))
                     continue
+                if bad_bytes:
+                    self.problems.append((n, "invalid UTF-8 (the bad bytes read as U+FFFD)"))
             if not isinstance(value, dict):
                 self.problems.append((n, f"not a JSON object: {type(value).__name__}"))
                 continue

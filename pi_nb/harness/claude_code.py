@@ -339,9 +339,10 @@ class _Reader:
                     )
                 self.custom(n, r)
         self.resolve_forward_parents()
-        if self.main_leaf is not None and self.entries and self.entries[-1] is not self.main_leaf:
-            self.entries.remove(self.main_leaf)
-            self.entries.append(self.main_leaf)
+        leaf = self.main_leaf
+        if leaf is not None and self.entries[-1] is not leaf:  # Pi's leaf is the last entry
+            at = next(i for i in range(len(self.entries) - 1, -1, -1) if self.entries[i] is leaf)
+            self.entries.append(self.entries.pop(at))
         return self.entries
 
     def resolve_forward_parents(self) -> None:

@@ -17,6 +17,9 @@ from hypothesis import strategies as st
 
 from pi_nb.errors import InvalidSessionFileError
 from pi_nb.harness import claude_code, detect_harness, read_foreign, read_foreign_bytes
+from pi_nb.messages import convert_to_llm
+from pi_nb.providers.anthropic_provider import to_anthropic_messages
+from pi_nb.providers.base import Context
 from pi_nb.providers.catalog import calculate_cost, find_model
 from pi_nb.session.context import build_session_context, get_branch_entries
 from pi_nb.session.source import load_session_file
@@ -695,3 +698,69 @@ def test_json_that_orjson_refuses_is_still_read() -> None:
     fs = claude_code.read(b"\xef\xbb\xbf" + big)
     assert fs.problems == []
     assert fs.entries[1]["raw"]["big"] == 123456789012345678901234567890
+
+
+def _flat(content: Any) -> list[tuple[str, Any]]:
+    if isinstance(content, str):
+        return [("text", content)]
+    out: list[tuple[str, Any]] = []
+    for b in content or []:
+        kind = b.get("type") if isinstance(b, dict) else None
+        if isinstance(b, str):  # (a bare string in a content list: read as a text block)
+            out.append(("text", b))
+        elif kind == "text":
+            out.append(("text", b["text"]))
+        elif kind == "tool_use":
+            out.append(("tool_use", b["id"]))
+        elif kind == "tool_result":
+            out.append(("tool_result", b["tool_use_id"]))
+        elif kind == "image":
+            out.append(("image", b["source"]["data"]))
+    return out
+
+
+#: fixtures whose context goes back to the Anthropic API block for block as Claude Code sent it;
+#: the others differ where Pi means to: a compaction's summary is wrapped in Pi's prefix, thinking
+#: without a signature goes back as text, a tool call whose result was trimmed away gets Pi's
+#: "No result provided" result
+ROUND_TRIP = [
+    "ccviewer_1af7fc5e.jsonl",
+    "ccviewer_agent-test-hash-123.jsonl",
+    "daaain_edge_cases.jsonl",
+    "daaain_sidechain_integrated.jsonl",
+    "daaain_todowrite.jsonl",
+    "kvsankar_fork.jsonl",
+    "kvsankar_real_session.jsonl",
+    "kvsankar_rejection.jsonl",
+    "synthetic_corrupt.jsonl",
+    str(SHOWCASE.relative_to(FIXTURES)),
+    str(SUBAGENT.relative_to(FIXTURES)),
+]
+
+
+@pytest.mark.parametrize("name", ROUND_TRIP)
+def test_context_goes_back_to_the_api_as_claude_code_sent_it(name: str) -> None:
+    """The blocks pi_nb would send Anthropic for the leaf equal the blocks of the records on the
+    leaf's parentUuid chain, walked here from the raw file."""
+    fs = _read(name)
+    ctx = fs.manager().build_session_context()
+    sent = to_anthropic_messages(Context(None, convert_to_llm(ctx.messages)))
+    got = [x for m in sent for x in _flat(m["content"])]
+    recs = [r for _, r in _records(FIXTURES / name)]
+    conv = [
+        r for r in recs if r.get("type") in ("user", "assistant", "system") and isinstance(r.get("uuid"), str)
+    ]
+    main = [r for r in conv if r.get("isSidechain") is not True] or conv
+    by_uuid = {r["uuid"]: r for r in conv}
+    path: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = main[-1]
+    while cur is not None:
+        path.append(cur)
+        cur = by_uuid.get(cur.get("parentUuid") or "")
+    want = [
+        x
+        for r in reversed(path)
+        if isinstance(r.get("message"), dict)
+        for x in _flat(r["message"].get("content"))
+    ]
+    assert got == want

@@ -189,7 +189,7 @@ def templates() -> dict[str, list[Template]]:
         "pi": ROOT / "notebooks" / "data" / "real-pi",
     }
     for harness, d in dirs.items():
-        for p in sorted(d.rglob("*.jsonl")):
+        for p in sorted(q for q in d.rglob("*.jsonl") if not q.name.startswith("synthetic")):
             try:
                 if harness == "pi":
                     c = read_session_file(p)

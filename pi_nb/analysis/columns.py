@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
+import orjson
+
 from pi_nb._js import js_utf8_encode
 from pi_nb.analysis.extract import (
     CompactionRow,
@@ -93,7 +95,12 @@ def _raw(r: EntryRow) -> str | None:
     """The fields of another agent's record that have no Pi counterpart, as JSON (``None`` for
     Pi's own entries: :mod:`pi_nb.harness` keeps them in the entry's ``raw``)."""
     raw = r.e.get("raw")
-    return r.s.stringify(raw) if raw else None
+    if not raw:
+        return None
+    try:  # JSON text of what the source file held (not a Pi value: no JSON.stringify rules)
+        return orjson.dumps(raw, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):  # an integer beyond 64 bits, say
+        return r.s.stringify(raw)
 
 
 def _branch() -> tuple[Column, ...]:

@@ -117,12 +117,20 @@ def _without(mapping: Mapping[str, Any], keys: tuple[str, ...] | frozenset[str])
     return {k: v for k, v in mapping.items() if k not in keys}
 
 
+_SPECS: dict[str, Any] = {}
+"""The catalog's answer per model name, for one :func:`read` (cleared when it starts: the user's
+``models.json`` may change between reads, not within one)."""
+
+
 def _model_spec(model: Any) -> Any:
     if not isinstance(model, str) or not model:
         return None
+    if model in _SPECS:
+        return _SPECS[model]
     spec = find_model(PROVIDER, model)
     if spec is None and _DATE_SUFFIX.search(model):
         spec = find_model(PROVIDER, _DATE_SUFFIX.sub("", model))
+    _SPECS[model] = spec
     return spec
 
 
@@ -855,6 +863,7 @@ def _header(reader: _Reader, path: str | None) -> dict[str, Any]:
 def read(data: bytes, path: str | None = None) -> ForeignSession:
     """A Claude Code transcript's bytes mapped to Pi entries (header first). Lines that are not
     JSON objects are problems ``(line, reason)``; the rest of the file is still read."""
+    _SPECS.clear()
     reader = _Reader(path)
     reader.parse(data)
     entries = reader.run()

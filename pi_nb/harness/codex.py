@@ -157,15 +157,23 @@ def _count(raw: Mapping[str, Any], key: str) -> int:
     return value
 
 
+_SPECS: dict[tuple[str, str], Any] = {}
+"""The catalog's answer per model, for one :func:`read` (cleared when it starts: the user's
+``models.json`` may change between reads, not within one)."""
+
+
 def _price(provider: str, model: str | None) -> Any:
     """The catalog's model spec for the cost, or ``None``."""
     if not model:
         return None
+    if (provider, model) in _SPECS:
+        return _SPECS[provider, model]
     from pi_nb.providers.catalog import find_model
 
     spec = find_model(provider, model)
     if spec is None and provider == "openai-codex":
         spec = find_model("openai", model)  # the API price of the same model
+    _SPECS[provider, model] = spec
     return spec
 
 
@@ -863,4 +871,5 @@ class _Reader:
 def read(data: bytes, path: str | None = None) -> ForeignSession:
     """A Codex rollout's bytes mapped to Pi entries (the header first), with the problems of
     the lines that could not be used."""
+    _SPECS.clear()
     return _Reader(path).run(data)

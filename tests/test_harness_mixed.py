@@ -197,3 +197,23 @@ def test_views_and_replay_open_other_agents_sessions() -> None:
         assert budget is not None
         result = replay(path, context_window=200_000)
         assert result.peak_context_tokens is None or result.peak_context_tokens >= 0
+
+
+def test_context_policies_replay_other_agents_sessions() -> None:
+    from pi_nb.policies import ObservationMasking, PiPolicy, replay_policy
+
+    for path in (CLAUDE[0], *CODEX[:2]):
+        sm = open_session_source(path)
+        recorded = replay_policy(path, "recorded", context_window=400_000)
+        masked = replay_policy(path, ObservationMasking(), context_window=400_000)
+        pi = replay_policy(path, PiPolicy(reserve_tokens=1000, keep_recent_tokens=1000), context_window=8_000)
+        for r in (recorded, masked, pi):
+            out = r.outcome()
+            assert out["requests"] >= 0
+        # the recorded policy sends one request per recorded response of the active branch
+        responses = [
+            e
+            for e in sm.get_branch()
+            if e.get("type") == "message" and e["message"].get("role") == "assistant"
+        ]
+        assert recorded.outcome()["requests"] == len(responses), path

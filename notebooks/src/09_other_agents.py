@@ -13,9 +13,11 @@
 # Pi `custom` entry — in the tree, never in the context. The field-by-field mapping is in the
 # docs ("Other agents' sessions").
 #
-# The transcripts in `data/other-agents/` were **recorded by the real Claude Code and Codex
-# CLI** and published in public repositories (`data/other-agents/SOURCES.md` says where each
-# comes from); the Pi sessions are the real Pi 0.85.0 recordings of `data/real-pi/`.
+# The transcripts in `data/other-agents/` come from public repositories (MIT-licensed;
+# `data/other-agents/SOURCES.md` says where each comes from): most are captures of live Claude
+# Code and Codex CLI sessions that those projects published, one is a Claude Code compaction
+# written by hand in the format by a project's authors. The Pi sessions are the real Pi 0.85.0
+# recordings of `data/real-pi/`.
 
 # %%
 import pathlib

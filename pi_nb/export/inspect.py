@@ -56,7 +56,7 @@ from pi_nb.session.source import SessionSource, load_session_source
 if TYPE_CHECKING:
     from inspect_ai.event import Event
     from inspect_ai.log import EvalLog, EvalSample
-    from inspect_ai.model import ChatMessage, ModelUsage
+    from inspect_ai.model import ChatMessage, ChatMessageAssistant, ModelUsage
 
 __all__ = ["to_eval_log", "write_inspect_log"]
 
@@ -297,7 +297,9 @@ def _sample(
     from inspect_ai.log import EvalSample
     from inspect_ai.model import (
         ChatCompletionChoice,
+        ChatMessageAssistant,
         ChatMessageSystem,
+        ChatMessageTool,
         ChatMessageUser,
         GenerateConfig,
         ModelOutput,
@@ -322,7 +324,7 @@ def _sample(
     calls: dict[str, Any] = {}
     compactions: list[dict[str, Any]] = []
     last_model: str | None = None
-    last_assistant: tuple[Mapping[str, Any], ChatMessage] | None = None
+    last_assistant: tuple[Mapping[str, Any], ChatMessageAssistant] | None = None
     last_time = started
 
     for i, entry in enumerate(path):
@@ -363,7 +365,7 @@ def _sample(
         if not isinstance(message, Mapping) or not converted:
             continue
         role = message.get("role")
-        if role == "assistant":
+        if role == "assistant" and isinstance(converted[0], ChatMessageAssistant):
             chat = converted[0]
             model = _model_name(message)
             last_model = model
@@ -371,7 +373,7 @@ def _sample(
             usage = _usage(message.get("usage"))
             if usage is not None:
                 _add_usage(usage_by_model, model, usage)
-            for call in getattr(chat, "tool_calls", None) or []:
+            for call in chat.tool_calls or []:
                 calls[call.id] = (call, when)
             if model_events:
                 begun = _ms_time(message.get("timestamp")) or when
@@ -394,7 +396,7 @@ def _sample(
                             model=model,
                             choices=[
                                 ChatCompletionChoice(
-                                    message=chat,  # type: ignore[arg-type]
+                                    message=chat,
                                     stop_reason=_STOP_REASONS.get(str(message.get("stopReason")), "unknown"),
                                 )
                             ],
@@ -404,8 +406,8 @@ def _sample(
                         error=error if isinstance(error, str) else None,
                     )
                 )
-        elif role == "toolResult" and model_events:
-            chat = converted[0]
+        elif role == "toolResult" and model_events and isinstance(converted[0], ChatMessageTool):
+            tool_message = converted[0]
             call_id = str(message.get("toolCallId", ""))
             found = calls.get(call_id)
             arguments = found[0].arguments if found is not None else {}
@@ -419,10 +421,10 @@ def _sample(
                     id=call_id,
                     function=str(message.get("toolName", "")),
                     arguments=arguments,
-                    result=chat.content,
-                    error=getattr(chat, "error", None),
+                    result=_content(message.get("content")),
+                    error=tool_message.error,
                     events=[],
-                    message_id=chat.id,
+                    message_id=tool_message.id,
                 )
             )
 
@@ -441,7 +443,7 @@ def _sample(
             model=_model_name(message),
             choices=[
                 ChatCompletionChoice(
-                    message=chat,  # type: ignore[arg-type]
+                    message=chat,
                     stop_reason=_STOP_REASONS.get(str(message.get("stopReason")), "unknown"),
                 )
             ],

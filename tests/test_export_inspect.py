@@ -107,7 +107,7 @@ def build_session() -> SessionManager:
                   provider="openai", model="gpt-5", ts=1_767_225_605_000)
     )
     sm.append_message(
-        {"role": "bashExecution", "command": "ls", "output": "a.txt\n", "exitCode": 0,
+        {"role": "bashExecution", "command": "ls", "output": "a.txt", "exitCode": 0,
          "cancelled": False, "truncated": False, "timestamp": 1_767_225_606_000}
     )
     sm.append_message(
@@ -342,14 +342,15 @@ def test_the_header_harness_and_version_reach_the_metadata() -> None:
 @needs_inspect
 @pytest.mark.parametrize("fmt", ["eval", "json"])
 def test_real_pi_sessions_one_sample_each(tmp_path: Path, fmt: str) -> None:
-    files = sorted(REAL_PI.glob("*.jsonl"))
+    files = sorted(str(f) for f in REAL_PI.glob("*.jsonl"))
     assert len(files) == 3
-    path = write_inspect_log(REAL_PI, tmp_path / f"real.{fmt}")
+    path = write_inspect_log(REAL_PI, tmp_path, format=fmt)  # a directory: Inspect's own file name
+    assert Path(path).parent == tmp_path and path.endswith(f".{fmt}")
     log = read_back(path)
-    assert [s.metadata["session_file"] for s in log.samples] == [str(f) for f in files]
+    assert sorted(s.metadata["session_file"] for s in log.samples) == files
     total: dict[str, dict[str, float]] = {}
-    for sample, file in zip(log.samples, files, strict=True):
-        sm = SessionManager.in_memory_from_file(str(file))
+    for sample in log.samples:
+        sm = SessionManager.in_memory_from_file(sample.metadata["session_file"])
         assert sample.id == sm.get_session_id()
         assert [m.role for m in sample.messages] == branch_llm_roles(sm)
         assert_usage_equal(sample.model_usage, session_usage(sm))
@@ -379,24 +380,43 @@ def test_real_pi_sessions_one_sample_each(tmp_path: Path, fmt: str) -> None:
 def test_inspect_analysis_frames_open_the_log(tmp_path: Path, fmt: str) -> None:
     from inspect_ai.analysis import messages_df, samples_df
 
-    path = write_inspect_log(REAL_PI, tmp_path / f"real.{fmt}")
+    path = write_inspect_log(REAL_PI, tmp_path, format=fmt)
     log = to_eval_log(REAL_PI)
-    samples = samples_df(path)
-    assert len(samples) == 3
+    for where in (path, str(tmp_path)):  # the file, and the directory Inspect lists
+        samples = samples_df(where)
+        assert len(samples) == 3
     by_id = samples.set_index("id")
     for s in log.samples:
         row = by_id.loc[s.id]
         want = sum(u.total_tokens for u in s.model_usage.values())
-        assert row["total_tokens"] == want
+        assert row["total_tokens"] == want and want > 0
         assert json.loads(row["model_usage"])["pi-nb-offline/offline"]["input_tokens"] == (
             s.model_usage["pi-nb-offline/offline"].input_tokens)
         assert row["metadata_compactions"] == s.metadata["compactions"]
+        assert row["metadata_session_id"] == s.metadata["session_id"]
         assert row["message_count"] == len(s.messages)
+    # messages_df is Inspect's union of what the model calls saw and answered: the branch up to
+    # the last answer, and the compaction summaries the later calls saw
     messages = messages_df(path)
-    assert len(messages) == sum(len(s.messages) for s in log.samples)
+    for s in log.samples:
+        rows = messages[messages["sample_id"] == s.uuid]
+        last = max(i for i, m in enumerate(s.messages) if m.role == "assistant")
+        want_ids = {m.id for m in s.messages[: last + 1]} | {c["id"] for c in s.metadata["compaction_summaries"]}
+        assert set(rows["message_id"]) == want_ids
+        assert len(rows) == len(want_ids)
     assert set(messages["role"]) == {"user", "assistant", "tool"}
     calls = messages[messages["role"] == "tool"]
     assert set(calls["tool_call_function"]) >= {"read", "bash", "grep"}
+
+
+@needs_inspect
+def test_a_json_log_named_without_a_timestamp_is_written_with_a_warning(tmp_path: Path) -> None:
+    from inspect_ai.analysis import samples_df
+
+    with pytest.warns(UserWarning, match="starts with a timestamp"):
+        path = write_inspect_log(build_session(), tmp_path / "plain.json")
+    assert len(read_back(path).samples) == 1  # read_eval_log reads it; Inspect's listings skip it
+    assert len(samples_df(path)) == 0
 
 
 @needs_inspect

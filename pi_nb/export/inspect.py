@@ -42,7 +42,9 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import uuid
+import warnings
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -581,6 +583,14 @@ def to_eval_log(
     )
 
 
+def _inspect_file_name(log: EvalLog, ext: str) -> str:
+    """Inspect's own name for a log, ``{created}_{task}_{task id}.{ext}``: Inspect lists a
+    ``.json`` log (Inspect View, ``inspect_ai.analysis``) only when its name starts with a time."""
+    created = re.sub(r"[^A-Za-z0-9]+", "-", log.eval.created).strip("-")
+    task = re.sub(r"[^A-Za-z0-9._-]+", "-", log.eval.task).strip("-") or "task"
+    return f"{created}_{task}_{log.eval.task_id}.{ext}"
+
+
 def write_inspect_log(
     source: SessionSource,
     path: str | os.PathLike[str],
@@ -588,27 +598,43 @@ def write_inspect_log(
     format: Literal["eval", "json"] | None = None,
     **options: Any,
 ) -> str:
-    """Write the sessions of ``source`` as an Inspect AI eval log at ``path`` with Inspect's
+    """Write the sessions of ``source`` as an Inspect AI eval log with Inspect's
     :func:`inspect_ai.log.write_eval_log`, and return the path written.
 
+    ``path``: the log file, or a directory (an existing one, or a path ending in a separator)
+    where the log gets Inspect's own name, ``{created}_{task}_{id}.eval`` (or ``.json``).
     ``format``: ``"eval"`` (Inspect's compressed log) or ``"json"``; by default the one the
-    suffix names (``.eval`` / ``.json``), ``"eval"`` for any other suffix. A ``format`` that
-    contradicts the suffix is refused (Inspect reads a log by its suffix). ``options`` go to
-    :func:`to_eval_log` (``task``, ``messages``, ``system_prompt``, ``model_events``,
-    ``strict``)."""
+    suffix names (``.eval`` / ``.json``), ``"eval"`` for a directory or any other suffix. A
+    ``format`` that contradicts the suffix is refused (Inspect reads a log by its suffix).
+    Inspect's listings (Inspect View, ``inspect_ai.analysis`` frames) take a ``.json`` log only
+    when its name starts with a timestamp, as Inspect names them: a ``.json`` file named
+    otherwise is written, with a warning saying so. ``options`` go to :func:`to_eval_log`
+    (``task``, ``messages``, ``system_prompt``, ``model_events``, ``strict``)."""
     location = os.fspath(path)
-    suffix = os.path.splitext(location)[1].lower()
-    named = {".eval": "eval", ".json": "json"}.get(suffix)
     if format is not None and format not in ("eval", "json"):
         raise InvalidValueError(f"format must be 'eval' or 'json'; got {format!r}")
+    directory = os.path.isdir(location) or location.endswith((os.sep, "/"))
+    suffix = "" if directory else os.path.splitext(location)[1].lower()
+    named = {".eval": "eval", ".json": "json"}.get(suffix)
     if format is not None and named is not None and format != named:
         raise InvalidValueError(f"format {format!r} does not match the file name {location!r}")
     chosen: Literal["eval", "json"] = format or ("json" if named == "json" else "eval")
     log = to_eval_log(source, **options)
     from inspect_ai.log import condense_sample, write_eval_log
 
+    if directory:
+        os.makedirs(location, exist_ok=True)
+        location = os.path.join(location, _inspect_file_name(log, chosen))
+    elif chosen == "json" and not re.match(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}", os.path.basename(location)):
+        warnings.warn(
+            f"{location}: Inspect View and inspect_ai.analysis list a .json log only when its name "
+            "starts with a timestamp (pass a directory to get Inspect's own name, or use .eval); "
+            "read_eval_log reads it",
+            UserWarning,
+            stacklevel=2,
+        )
+    # condensed as Inspect's recorder stores a sample (repeated messages and images stored once)
     if log.samples:
         log.samples = [condense_sample(s) for s in log.samples]
     write_eval_log(log, location, format=chosen)
     return location
-

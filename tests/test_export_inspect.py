@@ -221,8 +221,9 @@ def test_an_in_memory_session_round_trips_through_inspect(tmp_path: Path, fmt: s
     )
 
     sm = build_session()
-    path = write_inspect_log(sm, tmp_path / f"run.{fmt}", task="pixel", system_prompt="You are Pi.")
-    assert path == str(tmp_path / f"run.{fmt}")
+    name = f"2026-01-01T00-00-00_pixel_run.{fmt}"  # an Inspect-style name: no warning for .json
+    path = write_inspect_log(sm, tmp_path / name, task="pixel", system_prompt="You are Pi.")
+    assert path == str(tmp_path / name)
     log = read_back(path)
     assert log.status == "success"
     assert log.eval.task == "pixel"

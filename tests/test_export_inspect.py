@@ -374,6 +374,7 @@ def test_real_pi_sessions_one_sample_each(tmp_path: Path, fmt: str) -> None:
     assert_usage_equal(log.stats.model_usage, total)
     assert log.eval.model == "pi-nb-offline/offline"
     assert log.eval.dataset.samples == 3
+    assert (log.results.total_samples, log.results.completed_samples) == (3, 3)  # Inspect View's counts
 
 
 @needs_inspect

@@ -524,7 +524,7 @@ def to_eval_log(
         raise InvalidValueError(f"task must be a non-empty string; got {task!r}")
     _require_inspect()
     import inspect_ai
-    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec, EvalStats
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalResults, EvalSpec, EvalStats
 
     import pi_nb
 
@@ -579,6 +579,7 @@ def to_eval_log(
             completed_at=max(ends).isoformat() if ends else "",
             model_usage=usage,
         ),
+        results=EvalResults(total_samples=len(samples), completed_samples=len(samples)),
         samples=samples,
     )
 

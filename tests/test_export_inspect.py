@@ -28,12 +28,12 @@ needs_inspect = pytest.mark.skipif(
     reason="inspect_ai is not installed (pip install 'pi_nb[inspect]'; the dev extra includes it)",
 )
 
-PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
 
-def usage(inp: int, out: int, read: int = 0, write: int = 0, cost: float = 0.0, **extra: int) -> dict[str, Any]:
+def usage(
+    inp: int, out: int, read: int = 0, write: int = 0, cost: float = 0.0, **extra: int
+) -> dict[str, Any]:
     return {
         "input": inp,
         "output": out,
@@ -45,8 +45,16 @@ def usage(inp: int, out: int, read: int = 0, write: int = 0, cost: float = 0.0, 
     }
 
 
-def assistant(content: list[Any], u: dict[str, Any], *, stop: str = "stop", provider: str = "anthropic",
-              model: str = "claude-sonnet-4-5", ts: int = 1_767_225_600_000, **extra: Any) -> dict[str, Any]:
+def assistant(
+    content: list[Any],
+    u: dict[str, Any],
+    *,
+    stop: str = "stop",
+    provider: str = "anthropic",
+    model: str = "claude-sonnet-4-5",
+    ts: int = 1_767_225_600_000,
+    **extra: Any,
+) -> dict[str, Any]:
     return {
         "role": "assistant",
         "content": content,
@@ -69,15 +77,21 @@ def build_session() -> SessionManager:
     u1 = sm.append_message(
         {
             "role": "user",
-            "content": [{"type": "text", "text": "what is in this picture?"},
-                        {"type": "image", "data": PNG, "mimeType": "image/png"}],
+            "content": [
+                {"type": "text", "text": "what is in this picture?"},
+                {"type": "image", "data": PNG, "mimeType": "image/png"},
+            ],
             "timestamp": 1_767_225_600_000,
         }
     )
     sm.append_message(
         assistant(
             [
-                {"type": "thinking", "thinking": "a tiny PNG; read the file too", "thinkingSignature": "sig-1"},
+                {
+                    "type": "thinking",
+                    "thinking": "a tiny PNG; read the file too",
+                    "thinkingSignature": "sig-1",
+                },
                 {"type": "thinking", "thinking": "", "redacted": True},
                 {"type": "text", "text": "Let me look."},
                 {"type": "toolCall", "id": "call_a", "name": "read", "arguments": {"path": "a.txt"}},
@@ -88,14 +102,27 @@ def build_session() -> SessionManager:
         )
     )
     sm.append_message(
-        {"role": "toolResult", "toolCallId": "call_a", "toolName": "read",
-         "content": [{"type": "text", "text": "hello"}, {"type": "image", "data": PNG, "mimeType": "image/png"}],
-         "isError": False, "timestamp": 1_767_225_601_000}
+        {
+            "role": "toolResult",
+            "toolCallId": "call_a",
+            "toolName": "read",
+            "content": [
+                {"type": "text", "text": "hello"},
+                {"type": "image", "data": PNG, "mimeType": "image/png"},
+            ],
+            "isError": False,
+            "timestamp": 1_767_225_601_000,
+        }
     )
     sm.append_message(
-        {"role": "toolResult", "toolCallId": "call_b", "toolName": "bash",
-         "content": [{"type": "text", "text": "(no output)\n\nCommand exited with code 1"}],
-         "isError": True, "timestamp": 1_767_225_602_000}
+        {
+            "role": "toolResult",
+            "toolCallId": "call_b",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": "(no output)\n\nCommand exited with code 1"}],
+            "isError": True,
+            "timestamp": 1_767_225_602_000,
+        }
     )
     sm.append_message(
         assistant([], usage(0, 0), stop="error", errorMessage="529 overloaded", ts=1_767_225_603_000)
@@ -103,24 +130,50 @@ def build_session() -> SessionManager:
     sm.append_model_change("openai", "gpt-5")
     kept = sm.append_message({"role": "user", "content": "try again", "timestamp": 1_767_225_604_000})
     sm.append_message(
-        assistant([{"type": "text", "text": "It is one pixel."}], usage(300, 10, cost=0.02),
-                  provider="openai", model="gpt-5", ts=1_767_225_605_000)
+        assistant(
+            [{"type": "text", "text": "It is one pixel."}],
+            usage(300, 10, cost=0.02),
+            provider="openai",
+            model="gpt-5",
+            ts=1_767_225_605_000,
+        )
     )
     sm.append_message(
-        {"role": "bashExecution", "command": "ls", "output": "a.txt", "exitCode": 0,
-         "cancelled": False, "truncated": False, "timestamp": 1_767_225_606_000}
+        {
+            "role": "bashExecution",
+            "command": "ls",
+            "output": "a.txt",
+            "exitCode": 0,
+            "cancelled": False,
+            "truncated": False,
+            "timestamp": 1_767_225_606_000,
+        }
     )
     sm.append_message(
-        {"role": "bashExecution", "command": "secret", "output": "x", "exitCode": 0,
-         "cancelled": False, "truncated": False, "timestamp": 1_767_225_606_500, "excludeFromContext": True}
+        {
+            "role": "bashExecution",
+            "command": "secret",
+            "output": "x",
+            "exitCode": 0,
+            "cancelled": False,
+            "truncated": False,
+            "timestamp": 1_767_225_606_500,
+            "excludeFromContext": True,
+        }
     )
-    sm.append_compaction("The user asked about a picture; it is one pixel.", kept, 4242,
-                         usage=usage(500, 40, cost=0.005))
+    sm.append_compaction(
+        "The user asked about a picture; it is one pixel.", kept, 4242, usage=usage(500, 40, cost=0.005)
+    )
     sm.append_custom_message_entry("note", "remember the pixel", True)
     sm.append_message({"role": "user", "content": "thanks", "timestamp": 1_767_225_607_000})
     sm.append_message(
-        assistant([{"type": "text", "text": "You're welcome."}], usage(200, 5, read=100, cost=0.003),
-                  provider="openai", model="gpt-5", ts=1_767_225_608_000)
+        assistant(
+            [{"type": "text", "text": "You're welcome."}],
+            usage(200, 5, read=100, cost=0.003),
+            provider="openai",
+            model="gpt-5",
+            ts=1_767_225_608_000,
+        )
     )
     assert u1
     return sm
@@ -155,7 +208,9 @@ def branch_llm_roles(sm: SessionManager) -> list[str]:
                 roles.append("user")
             elif m["role"] in ("custom", "branchSummary", "compactionSummary"):
                 roles.append("user")
-        elif entry["type"] == "custom_message" or (entry["type"] == "branch_summary" and entry.get("summary")):
+        elif entry["type"] == "custom_message" or (
+            entry["type"] == "branch_summary" and entry.get("summary")
+        ):
             roles.append("user")
     return roles
 
@@ -166,8 +221,10 @@ def session_usage(sm: SessionManager) -> dict[str, dict[str, float]]:
         m = entry.get("message") if entry["type"] == "message" else None
         if m and m["role"] == "assistant":
             u = m["usage"]
-            got = out.setdefault(f"{m['provider']}/{m['model']}", dict.fromkeys(
-                ("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"), 0.0))
+            got = out.setdefault(
+                f"{m['provider']}/{m['model']}",
+                dict.fromkeys(("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"), 0.0),
+            )
             for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens"):
                 got[k] += u[k]
             got["cost"] += u["cost"]["total"]
@@ -202,8 +259,13 @@ def test_importing_the_package_does_not_import_inspect_ai() -> None:
     import subprocess
 
     code = "import sys, pi_nb.export; print('inspect_ai' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -236,8 +298,20 @@ def test_an_in_memory_session_round_trips_through_inspect(tmp_path: Path, fmt: s
     # messages: the whole branch as the LLM saw it, the system prompt first
     roles = [m.role for m in s.messages]
     assert roles == ["system", *branch_llm_roles(sm)]
-    assert roles == ["system", "user", "assistant", "tool", "tool", "assistant", "user", "assistant",
-                     "user", "user", "user", "assistant"]
+    assert roles == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "user",
+        "user",
+        "assistant",
+    ]
     system, user, a1, t1, t2, a_err, u2, a2, bash, custom, u3, a3 = s.messages
     assert isinstance(system, ChatMessageSystem) and system.content == "You are Pi."
     assert isinstance(user, ChatMessageUser)
@@ -248,10 +322,14 @@ def test_an_in_memory_session_round_trips_through_inspect(tmp_path: Path, fmt: s
     assert isinstance(a1, ChatMessageAssistant)
     reasoning = [c for c in a1.content if isinstance(c, ContentReasoning)]
     assert [(r.reasoning, r.signature, r.redacted) for r in reasoning] == [
-        ("a tiny PNG; read the file too", "sig-1", False), ("", None, True)]
+        ("a tiny PNG; read the file too", "sig-1", False),
+        ("", None, True),
+    ]
     assert texts(a1) == ["Let me look."]
     assert [(c.id, c.function, c.arguments) for c in a1.tool_calls] == [
-        ("call_a", "read", {"path": "a.txt"}), ("call_b", "bash", {"command": "false"})]
+        ("call_a", "read", {"path": "a.txt"}),
+        ("call_b", "bash", {"command": "false"}),
+    ]
     assert a1.model == "claude-sonnet-4-5"
     assert a1.metadata["provider"] == "anthropic" and a1.metadata["stopReason"] == "toolUse"
 
@@ -305,7 +383,9 @@ def test_an_in_memory_session_round_trips_through_inspect(tmp_path: Path, fmt: s
     assert texts(last_input[2]) == ["try again"]
     tools = [e for e in s.events if isinstance(e, ToolEvent)]
     assert [(t.id, t.function, t.arguments) for t in tools] == [
-        ("call_a", "read", {"path": "a.txt"}), ("call_b", "bash", {"command": "false"})]
+        ("call_a", "read", {"path": "a.txt"}),
+        ("call_b", "bash", {"command": "false"}),
+    ]
     assert tools[0].error is None and tools[1].error is not None
 
 
@@ -316,8 +396,14 @@ def test_context_mode_gives_what_the_llm_sees_at_the_leaf() -> None:
     contents = [m.text for m in s.messages]
     assert contents[0].startswith(COMPACTION_SUMMARY_PREFIX)
     assert "The user asked about a picture" in contents[0]
-    assert contents[1:] == ["try again", "It is one pixel.", "Ran `ls`\n```\na.txt\n```",
-                            "remember the pixel", "thanks", "You're welcome."]
+    assert contents[1:] == [
+        "try again",
+        "It is one pixel.",
+        "Ran `ls`\n```\na.txt\n```",
+        "remember the pixel",
+        "thanks",
+        "You're welcome.",
+    ]
     # the usage stays the whole branch's
     assert_usage_equal(s.model_usage, session_usage(sm))
 
@@ -356,15 +442,25 @@ def test_real_pi_sessions_one_sample_each(tmp_path: Path, fmt: str) -> None:
         assert [m.role for m in sample.messages] == branch_llm_roles(sm)
         assert_usage_equal(sample.model_usage, session_usage(sm))
         # tool calls as Pi recorded them
-        want_calls = [(b["id"], b["name"], b["arguments"]) for e in sm.get_branch() if e["type"] == "message"
-                      and e["message"]["role"] == "assistant" for b in e["message"]["content"]
-                      if b["type"] == "toolCall"]
-        got_calls = [(c.id, c.function, c.arguments) for m in sample.messages if m.role == "assistant"
-                     for c in m.tool_calls or []]
+        want_calls = [
+            (b["id"], b["name"], b["arguments"])
+            for e in sm.get_branch()
+            if e["type"] == "message" and e["message"]["role"] == "assistant"
+            for b in e["message"]["content"]
+            if b["type"] == "toolCall"
+        ]
+        got_calls = [
+            (c.id, c.function, c.arguments)
+            for m in sample.messages
+            if m.role == "assistant"
+            for c in m.tool_calls or []
+        ]
         assert got_calls == want_calls and got_calls
         compactions = [e for e in sm.get_branch() if e["type"] == "compaction"]
         assert sample.metadata["compactions"] == len(compactions)
-        assert [c["summary"] for c in sample.metadata["compaction_summaries"]] == [c["summary"] for c in compactions]
+        assert [c["summary"] for c in sample.metadata["compaction_summaries"]] == [
+            c["summary"] for c in compactions
+        ]
         for name, u in session_usage(sm).items():
             acc = total.setdefault(name, dict.fromkeys(u, 0.0))
             for k, v in u.items():
@@ -393,7 +489,8 @@ def test_inspect_analysis_frames_open_the_log(tmp_path: Path, fmt: str) -> None:
         want = sum(u.total_tokens for u in s.model_usage.values())
         assert row["total_tokens"] == want and want > 0
         assert json.loads(row["model_usage"])["pi-nb-offline/offline"]["input_tokens"] == (
-            s.model_usage["pi-nb-offline/offline"].input_tokens)
+            s.model_usage["pi-nb-offline/offline"].input_tokens
+        )
         assert row["metadata_compactions"] == s.metadata["compactions"]
         assert row["metadata_session_id"] == s.metadata["session_id"]
         assert row["message_count"] == len(s.messages)
@@ -403,7 +500,9 @@ def test_inspect_analysis_frames_open_the_log(tmp_path: Path, fmt: str) -> None:
     for s in log.samples:
         rows = messages[messages["sample_id"] == s.uuid]
         last = max(i for i, m in enumerate(s.messages) if m.role == "assistant")
-        want_ids = {m.id for m in s.messages[: last + 1]} | {c["id"] for c in s.metadata["compaction_summaries"]}
+        want_ids = {m.id for m in s.messages[: last + 1]} | {
+            c["id"] for c in s.metadata["compaction_summaries"]
+        }
         assert set(rows["message_id"]) == want_ids
         assert len(rows) == len(want_ids)
     assert set(messages["role"]) == {"user", "assistant", "tool"}

@@ -188,7 +188,9 @@ def _tool_call(block: Mapping[str, Any]) -> Any:
 
     args = block.get("arguments")
     if isinstance(args, Mapping):
-        return ToolCall(id=str(block.get("id", "")), function=str(block.get("name", "")), arguments=dict(args))
+        return ToolCall(
+            id=str(block.get("id", "")), function=str(block.get("name", "")), arguments=dict(args)
+        )
     # a hand-edited or torn call: Inspect's own spelling of arguments that are not an object
     return ToolCall(
         id=str(block.get("id", "")),
@@ -563,9 +565,7 @@ def to_eval_log(
         task=task_name,
         task_id=uuid.uuid5(_NAMESPACE, task_name).hex[:22],
         solver="pi",
-        dataset=EvalDataset(
-            name=task_name, samples=len(samples), sample_ids=[s.id for s in samples]
-        ),
+        dataset=EvalDataset(name=task_name, samples=len(samples), sample_ids=[s.id for s in samples]),
         model=model or "none",
         config=EvalConfig(),
         packages={"pi_nb": pi_nb.__version__, "inspect_ai": inspect_ai.__version__},
@@ -626,7 +626,9 @@ def write_inspect_log(
     if directory:
         os.makedirs(location, exist_ok=True)
         location = os.path.join(location, _inspect_file_name(log, chosen))
-    elif chosen == "json" and not re.match(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}", os.path.basename(location)):
+    elif chosen == "json" and not re.match(
+        r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}", os.path.basename(location)
+    ):
         warnings.warn(
             f"{location}: Inspect View and inspect_ai.analysis list a .json log only when its name "
             "starts with a timestamp (pass a directory to get Inspect's own name, or use .eval); "

@@ -331,7 +331,18 @@ def _sample(
     last_assistant: tuple[Mapping[str, Any], ChatMessageAssistant] | None = None
     last_time = started
 
+    # the LLM messages of the context at the entry being read (context_entries_from_path of the
+    # path before it), kept up to date entry by entry: rebuilt at a compaction, appended to
+    # otherwise (exactly what the projection of each longer prefix gives), so a long session
+    # costs one walk, not one per model call
+    context_messages: list[ChatMessage] = []
     for i, entry in enumerate(path):
+        if i:
+            before = path[i - 1]
+            if before.get("type") == "compaction":
+                context_messages = [m for e in context_entries_from_path(path[:i]) for m in convert.of(e)]
+            else:
+                context_messages.extend(convert.of(before))
         etype = entry.get("type")
         when = _entry_time(entry) or last_time or origin
         last_time = when
@@ -381,35 +392,35 @@ def _sample(
                 calls[call.id] = (call, when)
             if model_events:
                 begun = _ms_time(message.get("timestamp")) or when
-                context: list[ChatMessage] = list(system)
-                for prior in context_entries_from_path(path[:i]):
-                    context.extend(convert.of(prior))
+                context = [*system, *context_messages]
                 error = message.get("errorMessage")
-                events.append(
-                    ModelEvent(
-                        timestamp=begun,
-                        working_start=since(begun),
-                        completed=when,
-                        working_time=max((when - begun).total_seconds(), 0.0),
+                event = ModelEvent(
+                    timestamp=begun,
+                    working_start=since(begun),
+                    completed=when,
+                    working_time=max((when - begun).total_seconds(), 0.0),
+                    model=model,
+                    input=[],
+                    tools=[],
+                    tool_choice="auto",
+                    config=GenerateConfig(),
+                    output=ModelOutput(
                         model=model,
-                        input=context,
-                        tools=[],
-                        tool_choice="auto",
-                        config=GenerateConfig(),
-                        output=ModelOutput(
-                            model=model,
-                            choices=[
-                                ChatCompletionChoice(
-                                    message=chat,
-                                    stop_reason=_STOP_REASONS.get(str(message.get("stopReason")), "unknown"),
-                                )
-                            ],
-                            usage=usage,
-                            error=error if isinstance(error, str) else None,
-                        ),
+                        choices=[
+                            ChatCompletionChoice(
+                                message=chat,
+                                stop_reason=_STOP_REASONS.get(str(message.get("stopReason")), "unknown"),
+                            )
+                        ],
+                        usage=usage,
                         error=error if isinstance(error, str) else None,
-                    )
+                    ),
+                    error=error if isinstance(error, str) else None,
                 )
+                # the input is assigned, not validated: its messages are the validated ones of
+                # this sample, and validating each again per call would cost O(n^2) Python calls
+                event.input = context
+                events.append(event)
         elif role == "toolResult" and model_events and isinstance(converted[0], ChatMessageTool):
             tool_message = converted[0]
             call_id = str(message.get("toolCallId", ""))

@@ -577,3 +577,23 @@ def test_an_empty_session_is_an_empty_sample() -> None:
     (s,) = log.samples
     assert s.messages == [] and s.model_usage == {} and s.input == ""
     assert log.eval.model == "none"
+
+
+@needs_inspect
+def test_a_line_that_cannot_be_read_is_counted_and_strict_raises(tmp_path: Path) -> None:
+    from pi_nb.errors import SessionFileCorruptError
+    from pi_nb.session.source import SessionLoadWarning
+
+    lines = (REAL_PI / "tools.jsonl").read_text(encoding="utf-8").splitlines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join([*lines[:5], "{not json", *lines[5:]]) + "\n", encoding="utf-8")
+    with pytest.warns(SessionLoadWarning, match="line 6"):
+        log = to_eval_log(tmp_path)
+    (s,) = log.samples
+    assert s.metadata["skipped_lines"] == 1
+    sm = SessionManager.in_memory_from_file(str(REAL_PI / "tools.jsonl"))
+    assert [m.role for m in s.messages] == branch_llm_roles(sm)
+    assert_usage_equal(s.model_usage, session_usage(sm))
+    with pytest.raises(SessionFileCorruptError):
+        to_eval_log(broken, strict=True)
+    assert to_eval_log(REAL_PI / "tools.jsonl").samples[0].metadata["skipped_lines"] == 0

@@ -30,7 +30,8 @@ What maps to what, for each session (its *branch*: the entries from the root to 
   ``reasoning``, ``cost.total``), the numbers as Pi recorded them. The usage of compaction and
   branch summaries (no model recorded) is in ``metadata["compactions"]``.
 * ``sample.metadata``: session id, file, cwd, name, the header's version, parent session and
-  harness (when present), leaf id, entry counts, compaction count and summaries.
+  harness (when present), leaf id, entry counts, compaction count and summaries, the number of
+  lines of the file that could not be read (skipped, as Pi skips them).
 * times: ``started_at`` the header's timestamp, ``completed_at`` the last entry's,
   ``total_time`` the seconds between.
 * ``eval``: the task name (``task``, default ``"pi_session"``), the model (the last assistant
@@ -291,6 +292,7 @@ def _sample(
     manager: SessionManager,
     file: str | None,
     *,
+    skipped_lines: int,
     sample_id: str,
     messages_mode: str,
     system_prompt: str | None,
@@ -466,20 +468,17 @@ def _sample(
         )
 
     completed = last_time
-    name = None
-    for entry in manager.get_entries():
-        if entry.get("type") == "session_info":
-            name = entry.get("name")
     metadata: dict[str, Any] = {
         "session_id": manager.get_session_id(),
         "session_file": file,
         "cwd": header.get("cwd", manager.get_cwd()),
-        "session_name": name,
+        "session_name": manager.get_session_name(),
         "leaf_id": manager.get_leaf_id(),
         "entries": len(manager.get_entries()),
         "branch_entries": len(path),
         "compactions": len(compactions),
         "compaction_summaries": compactions,
+        "skipped_lines": skipped_lines,
     }
     for key in ("version", "parentSession", "harness"):
         if key in header:
@@ -496,7 +495,7 @@ def _sample(
         model_usage=usage_by_model,
         started_at=started.isoformat() if started else None,
         completed_at=completed.isoformat() if completed else None,
-        total_time=(completed - started).total_seconds() if started and completed else None,
+        total_time=max((completed - started).total_seconds(), 0.0) if started and completed else None,
         uuid=str(uuid.uuid5(_NAMESPACE, f"{file or ''}\0{sample_id}\0{manager.get_leaf_id()}")),
     )
     return sample, last_model
@@ -545,13 +544,14 @@ def to_eval_log(
     samples = []
     seen: dict[str, int] = {}
     model: str | None = None
-    for manager, file, _bad in loaded:
+    for manager, file, bad in loaded:
         base = manager.get_session_id()
         seen[base] = seen.get(base, 0) + 1
         sample_id = base if seen[base] == 1 else f"{base}-{seen[base]}"
         sample, last = _sample(
             manager,
             file,
+            skipped_lines=bad,
             sample_id=sample_id,
             messages_mode=messages,
             system_prompt=system_prompt,

@@ -25,6 +25,7 @@ GROUPS = [
     ("History: the session tree", ("pi_nb.session",)),
     ("History: compaction and branch summaries", ("pi_nb.compaction",)),
     ("Analysis: session frames and reports", ("pi_nb.analysis",)),
+    ("Export: Inspect AI eval logs", ("pi_nb.export",)),
     ("Models", ("pi_nb.providers",)),
     ("The agent", ("pi_nb.agent",)),
     ("Budgets, views and what-if replays", ("pi_nb.budget", "pi_nb.tree", "pi_nb.what_if")),

@@ -226,6 +226,16 @@ EXPECTED: dict[str, list[str]] = {
         "Truncation boundary",
         "request for pi_nb/offline",
     ],
+    "09_other_agents": [
+        "'claude-code'",
+        "'codex'",
+        "rows where the parts add up",
+        "ccviewer_fe5e1c67_first37.jsonl: 12 responses",
+        "compaction(s)",
+        "observation_masking",
+        "Session tree:",
+        "Token budget",
+    ],
 }
 
 

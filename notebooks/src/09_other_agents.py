@@ -141,41 +141,49 @@ session_tree(claude_with_compaction)
 token_budget(claude_with_compaction, model_context_window=200_000)
 
 # %% [markdown]
-# ## What if Claude Code had used Pi's policy?
+# ## What if Claude Code and Codex had used Pi's policy?
 #
 # The what-if replay (notebook 07) walks a recorded session and runs Pi 0.85's compaction rules at
-# every checkpoint. On a Claude Code session it answers: with Pi's policy and a smaller window,
-# where would the history have been compacted, and how large would the context have grown?
+# every checkpoint. On another agent's session it answers: with Pi's policy and a smaller window
+# (here 60 % of the session's peak context, a reserve and a kept part of an eighth of it), where
+# would the history have been compacted, and how large would the context have grown? One session
+# of each harness that starts at its beginning is replayed (the `localpush` Codex file with the
+# remote compaction is a window cut out of a long session: its first request already holds
+# 200k tokens of history that is not in the file, so there is nothing a policy could cut).
 
 # %%
 from pi_nb import replay
 from pi_nb.notebook.what_if import decisions_df, plot_replay
 
-longest_claude = sessions[sessions["harness"] == "claude-code"].sort_values("peak_context_tokens").iloc[-1]
-peak = int(longest_claude["peak_context_tokens"])
-print(f"{pathlib.Path(longest_claude['session_file']).name}: peak context {peak:,} tokens")
-small = replay(longest_claude["session_file"], context_window=max(peak // 2, 4000), reserve_tokens=max(peak // 10, 1000), keep_recent_tokens=max(peak // 10, 1000))
-print(f"window {max(peak // 2, 4000):,}: {len(small.compactions)} compactions, replayed peak {small.peak_context_tokens:,}")
-plot_replay(small)
+chosen = ["ccviewer_fe5e1c67_first37.jsonl", "ai-sessions-pomodoro-0.47-turns-1-2.jsonl"]
+replays = {}
+for _, row in sessions[sessions["session_file"].map(lambda f: pathlib.Path(f).name in chosen)].iterrows():
+    window = max(int(row["peak_context_tokens"] * 0.6), 4000)
+    replays[row["harness"]] = (row, window, replay(row["session_file"], context_window=window, reserve_tokens=window // 8, keep_recent_tokens=window // 8))
+for harness, (row, window, r) in replays.items():
+    print(
+        f"{harness:<12} {pathlib.Path(row['session_file']).name}: {row['responses']} responses, recorded peak "
+        f"{int(row['peak_context_tokens']):,} tokens; Pi's policy at {window:,}: {len(r.compactions)} compaction(s), "
+        f"replayed peak {r.peak_context_tokens:,}"
+    )
+plot_replay(replays["claude-code"][2])
 
 # %%
-decisions_df(small)["outcome"].value_counts()
+pd.concat({h: decisions_df(r)["outcome"].value_counts() for h, (_, _, r) in replays.items()}, axis=1).fillna(0).astype(int)
 
 # %% [markdown]
-# The context policies of notebook 08 run on these sessions too: one row per policy, with the
-# requests sent, the history rewrites and the peak context.
+# The context policies of notebook 08 run on these sessions too: one row per policy and session,
+# with the requests sent, the history rewrites and the peak context.
 
 # %%
 from pi_nb.policies import ObservationMasking, PiPolicy, replay_policy
 
-window = max(peak // 2, 4000)
-outcomes = pd.DataFrame(
-    [
-        replay_policy(longest_claude["session_file"], p, context_window=window).outcome()
-        for p in (PiPolicy(reserve_tokens=max(peak // 10, 1000), keep_recent_tokens=max(peak // 10, 1000)), ObservationMasking())
-    ]
-).set_index("policy")
-outcomes
+rows = []
+for harness, (row, window, _) in replays.items():
+    for policy in (PiPolicy(reserve_tokens=window // 8, keep_recent_tokens=window // 8), ObservationMasking()):
+        out = replay_policy(row["session_file"], policy, context_window=window).outcome()
+        rows.append({"harness": harness, **out})
+pd.DataFrame(rows)[["harness", "policy", "requests", "rewrites", "compactions", "peak_tokens", "prompt_tokens"]]
 
 # %% [markdown]
 # ## Export to Inspect AI

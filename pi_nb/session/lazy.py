@@ -82,18 +82,20 @@ _MAX_READ = 8 << 20  # bytes read back in one pread when materialising a run of 
 def _make_decoder() -> Callable[[bytes], Any] | None:
     if _msgspec is None:  # pragma: no cover
         return None
-    from msgspec import UNSET, Struct, UnsetType
-
-    class _Message(Struct, gc=False):
-        role: Any = None
-
-    class _Stub(Struct, gc=False):
-        id: str | UnsetType = UNSET
-        parentId: str | UnsetType | None = UNSET
-        type: str | UnsetType = UNSET
-        message: _Message | UnsetType = UNSET
-
-    decode: Callable[[bytes], Any] = _msgspec.json.Decoder(_Stub).decode
+    unset = _msgspec.UNSET
+    unset_type = _msgspec.UnsetType
+    message = _msgspec.defstruct("_Message", [("role", Any, None)], gc=False)
+    stub = _msgspec.defstruct(
+        "_Stub",
+        [
+            ("id", str | unset_type, unset),
+            ("parentId", str | unset_type | None, unset),
+            ("type", str | unset_type, unset),
+            ("message", message | unset_type, unset),
+        ],
+        gc=False,
+    )
+    decode: Callable[[bytes], Any] = _msgspec.json.Decoder(stub).decode
     return decode
 
 

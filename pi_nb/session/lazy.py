@@ -31,6 +31,8 @@ import importlib
 import os
 import weakref
 from array import array
+from itertools import accumulate, compress, repeat
+from operator import add, attrgetter, eq
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast, overload
 
@@ -48,6 +50,7 @@ from pi_nb.session.context import (
 from pi_nb.session.jsonl import (
     _DEEP,
     _JSON_WS,
+    _MAX_FAST_OPENERS,
     _SCAN_ONCE,
     LoadProblem,
     SessionFileContents,
@@ -76,6 +79,7 @@ except ImportError:  # pragma: no cover - exercised where msgspec is missing: ea
 NOT_AN_OBJECT: Any = object()
 """The ``roles`` value of a ``message`` entry whose ``message`` is not a JSON object."""
 
+_NOT_OPENERS = bytes(c for c in range(256) if c not in b"[{")
 _MAX_READ = 8 << 20  # bytes read back in one pread when materialising a run of entries
 
 
@@ -100,6 +104,10 @@ def _make_decoder() -> Callable[[bytes], Any] | None:
 
 
 _stub_decode = _make_decoder()
+_GET_ID = attrgetter("id")
+_GET_PARENT = attrgetter("parentId")
+_GET_TYPE = attrgetter("type")
+_GET_MESSAGE = attrgetter("message")
 _UNSET: Any = getattr(_msgspec, "UNSET", object())
 _ERRORS: tuple[type[Exception], ...] = (
     (_msgspec.DecodeError, _msgspec.ValidationError) if _msgspec is not None else (ValueError,)
@@ -110,6 +118,8 @@ def _parse_line(raw: bytes) -> Any:
     """One line as read_session_file parses a line that starts with ``{`` (orjson, else the C
     scanner of json, then the exact ``JSON.parse`` emulation). Raises ValueError/RecursionError."""
     fast = _orjson_loads
+    if len(raw) >= _DEEP and not _shallow(raw):
+        fast = None  # (read_session_file's rule: such a line goes to the json module's parsers)
     if fast is not None:
         try:
             return fast(raw)
@@ -176,6 +186,31 @@ class LazyEntries(Sequence[SessionEntry]):
         else:
             self.roles.append(None)
         self._unparsed += 1
+
+    def _extend_stubs(self, offset: int, lines: list[bytes], stubs: list[Any]) -> None:
+        """:meth:`_add_span` for a block of lines that each decoded (``lines[0]`` at ``offset``),
+        column by column in C (``map`` over the structs)."""
+        k = len(lines)
+        lens = list(map(len, lines))
+        starts = list(accumulate(map((1).__add__, lens), initial=offset))[:k]
+        self._starts.extend(starts)
+        self._ends.extend(map(add, starts, lens))
+        self._cache.extend(repeat(None, k))
+        ids = list(map(_GET_ID, stubs))
+        if _UNSET in ids:
+            ids = [UNDEFINED if v is _UNSET else v for v in ids]
+        self.ids.extend(ids)
+        parents = list(map(_GET_PARENT, stubs))
+        if _UNSET in parents:
+            parents = [UNDEFINED if v is _UNSET else v for v in parents]
+        self.parent_ids.extend(parents)
+        types = list(map(_GET_TYPE, stubs))
+        if _UNSET in types:
+            types = [UNDEFINED if v is _UNSET else v for v in types]
+        self.types.extend(types)
+        # message.role (read only where the type is "message"; a missing message has none)
+        self.roles.extend(map(getattr, map(_GET_MESSAGE, stubs), repeat("role"), repeat(NOT_AN_OBJECT)))
+        self._unparsed += k
 
     def append(self, entry: Any) -> None:
         """Add a parsed entry (a dict) at the end: a line that took the eager path, or an entry
@@ -410,6 +445,22 @@ def read_session_file_lazy(path: str | os.PathLike[str]) -> tuple[SessionFileCon
     return result
 
 
+def _decode_block(block: list[bytes], decode: Callable[[bytes], Any]) -> list[Any] | None:
+    """Every line of the block through the struct decoder, or ``None`` when one of them is not
+    for the fast path (then each line takes the per-line path). A line accepted here is one the
+    per-line path accepts too: the decoder is the same; lines that might nest too deeply for the
+    exact parser are left to it, and a line with leading whitespace is JSON either way."""
+    if max(map(len, block)) >= _DEEP:
+        # (the number of "[" and "{" of each long line, in one C pass per line)
+        long = [raw for raw in block if len(raw) >= _DEEP]
+        if max(map(len, map(bytes.translate, long, repeat(None), repeat(_NOT_OPENERS)))) > _MAX_FAST_OPENERS:
+            return None
+    try:
+        return list(map(decode, block))
+    except _ERRORS:
+        return None
+
+
 def _read_lazy(
     p: str, f: Any, fd: int, decode: Callable[[bytes], Any]
 ) -> tuple[SessionFileContents, LazyEntries] | None:
@@ -426,6 +477,16 @@ def _read_lazy(
     with gc_paused(), f:
         reader = _LineReader(f, os.fstat(f.fileno()).st_size)
         for block in reader:
+            if header_seen and block:
+                stubs = _decode_block(block, decode)
+                if stubs is not None:
+                    if "session" in map(_GET_TYPE, stubs):
+                        return None
+                    lazy._extend_stubs(offset, block, stubs)
+                    lines.extend(range(n + 1, n + 1 + len(block)))
+                    n += len(block)
+                    offset += sum(map(len, block)) + len(block)
+                    continue
             for raw in block:
                 n += 1
                 start = offset
@@ -585,14 +646,12 @@ def _first_index_of_ids(ids: list[Any], stop: int, wanted: Any) -> int:
 def context_positions(entries: LazyEntries, path: list[int]) -> list[int]:
     """:func:`~pi_nb.session.context.context_entries_from_path` on positions: the latest
     compaction, the entries kept before it, everything after it (only the compaction is parsed)."""
-    types = entries.types
-    ptypes = [types[p] for p in path]
+    ptypes = list(map(entries.types.__getitem__, path))
     last = _last_index(ptypes, "compaction")
     if last < 0:
         return path
     compaction = entries[path[last]]
-    ids = entries.ids
-    pids = [ids[p] for p in path[: last + 1]]
+    pids = list(map(entries.ids.__getitem__, path[: last + 1]))
     compaction_idx = _first_index_of_ids(pids, last + 1, compaction.get("id", UNDEFINED))
     if compaction_idx < 0:
         return path
@@ -609,12 +668,10 @@ def context_from_positions(entries: LazyEntries, path: list[int]) -> SessionCont
     """:func:`~pi_nb.session.context.context_from_path` on positions; ``None`` when a message
     entry of the path has no message object (the caller then takes the path itself, which raises
     Pi's error)."""
-    types = entries.types
-    roles = entries.roles
-    ptypes = [types[p] for p in path]
-    message_at = [i for i, t in enumerate(ptypes) if t == "message"]
-    proles = [roles[path[i]] for i in message_at]
-    if any(r is NOT_AN_OBJECT for r in proles):
+    ptypes = list(map(entries.types.__getitem__, path))
+    message_at = list(compress(range(len(ptypes)), map(eq, ptypes, repeat("message"))))
+    proles = list(map(entries.roles.__getitem__, map(path.__getitem__, message_at)))
+    if NOT_AN_OBJECT in proles:
         return None
     thinking_at = _last_index(ptypes, "thinking_level_change")
     thinking_level: Any = (

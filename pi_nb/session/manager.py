@@ -879,9 +879,7 @@ class SessionManager:
         self._labels_by_id = labels
         self._label_timestamps_by_id = label_ts
         self._leaf_id = lazy.ids[-1] if len(lazy) else None
-        self._has_assistant = any(
-            t == "message" and r == "assistant" for t, r in zip(lazy.types, lazy.roles, strict=True)
-        )
+        self._has_assistant = "assistant" in compress(lazy.roles, map(eq, lazy.types, repeat("message")))
         self._path_cache = None
         self._pos_cache = None
 

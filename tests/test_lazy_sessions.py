@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from pi_nb import SessionManager
 from pi_nb.errors import SessionError
+from pi_nb.session import jsonl
 from pi_nb.session import lazy as lazy_mod
 from pi_nb.session.jsonl import read_session_file, serialize_entry
 from pi_nb.session.lazy import LazyEntries, read_session_file_lazy
@@ -227,13 +228,20 @@ def session_files(draw: st.DrawFn) -> bytes:
     return data
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=session_files())
-def test_random_files_lazy_equals_eager(data: bytes, tmp_path_factory: pytest.TempPathFactory) -> None:
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=session_files(), block=st.sampled_from([1 << 20, 64, 700]))
+def test_random_files_lazy_equals_eager(data: bytes, block: int, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Small read blocks put lines after the header's block, where whole blocks go through the
+    index pass at once (and one odd line sends its block down the per-line path)."""
     tmp = tmp_path_factory.mktemp("rand")
     src = tmp / "src.jsonl"
     src.write_bytes(data)
-    compare_file(src, tmp)
+    saved = jsonl._READ_BLOCK
+    jsonl._READ_BLOCK = block
+    try:
+        compare_file(src, tmp)
+    finally:
+        jsonl._READ_BLOCK = saved
 
 
 # ---------------------------------------------------------------------------------------------

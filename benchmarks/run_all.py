@@ -288,7 +288,9 @@ def group_session(entries: int, pi: bool, big_gb: float = 0.1) -> list[dict[str,
         return rows
 
 
-def big_session_row(bs: Any, src: Path, tmp: Path, gb: float, env: dict[str, str], pi: bool) -> dict[str, Any]:
+def big_session_row(
+    bs: Any, src: Path, tmp: Path, gb: float, env: dict[str, str], pi: bool
+) -> dict[str, Any]:
     """A session of ``gb`` GB (the 100,000-entry file repeated): open + build_session_context in a
     fresh process, time and peak RSS, Pi once beside it. The file is deleted afterwards."""
     big = tmp / "big.jsonl"

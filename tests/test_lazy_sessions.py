@@ -195,6 +195,9 @@ CORRUPT = [
     b'{"type":"message","id":"tc","parentId":null,"message":{"role":"user","content":"a\tb"}}',
     b'{"type":"message","id":"dupkey","id":"dupkey2","parentId":null,"message":{"role":"x","role":"assistant","content":[]}}',
     b'{"a":1,}',
+    b'{"type":"message","id":"ro","parentId":null,"message":{"role":{"a":1},"content":"x"}}',
+    b'{"type":"message","id":"ra","parentId":null,"message":{"role":["assistant"],"content":"x"}}',
+    b' {"type":"message","id":"ws","parentId":null,"message":{"role":"assistant","content":[]}}',
 ]
 
 

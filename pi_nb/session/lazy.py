@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
 import weakref
 from array import array
 from itertools import accumulate, compress, repeat
@@ -161,6 +162,8 @@ class LazyEntries(Sequence[SessionEntry]):
         self.types: list[Any] = []
         self.roles: list[Any] = []
         self._unparsed = 0
+        self._shared: dict[Any, Any] = {}  # one object per distinct type or role string
+        self._lock = threading.Lock()  # (two threads may ask for unparsed entries at once)
         self._closer = weakref.finalize(self, _close_fd, fd)
 
     # --- building -------------------------------------------------------------------------
@@ -199,17 +202,28 @@ class LazyEntries(Sequence[SessionEntry]):
         ids = list(map(_GET_ID, stubs))
         if _UNSET in ids:
             ids = [UNDEFINED if v is _UNSET else v for v in ids]
-        self.ids.extend(ids)
         parents = list(map(_GET_PARENT, stubs))
         if _UNSET in parents:
             parents = [UNDEFINED if v is _UNSET else v for v in parents]
+        # a parentId is nearly always the previous line's id: hold that one string object for both
+        previous = [self.ids[-1] if self.ids else None, *ids[:-1]]
+        canonical = dict(zip(previous, previous))
+        parents = list(map(canonical.get, parents, parents))
+        self.ids.extend(ids)
         self.parent_ids.extend(parents)
+        # types and roles are a handful of strings: one object each, not one per entry
         types = list(map(_GET_TYPE, stubs))
         if _UNSET in types:
             types = [UNDEFINED if v is _UNSET else v for v in types]
-        self.types.extend(types)
+        self.types.extend(map(self._shared.setdefault, types, types))
         # message.role (read only where the type is "message"; a missing message has none)
-        self.roles.extend(map(getattr, map(_GET_MESSAGE, stubs), repeat("role"), repeat(NOT_AN_OBJECT)))
+        roles = list(map(getattr, map(_GET_MESSAGE, stubs), repeat("role"), repeat(NOT_AN_OBJECT)))
+        base = len(self.roles)
+        try:
+            self.roles.extend(map(self._shared.setdefault, roles, roles))
+        except TypeError:  # a role that is a JSON object or array: the block's roles as they are
+            del self.roles[base:]
+            self.roles.extend(roles)
         self._unparsed += k
 
     def append(self, entry: Any) -> None:
@@ -275,6 +289,10 @@ class LazyEntries(Sequence[SessionEntry]):
         return self._unparsed == 0
 
     def _load(self, positions: Sequence[int]) -> None:
+        with self._lock:
+            self._load_locked(positions)
+
+    def _load_locked(self, positions: Sequence[int]) -> None:
         cache = self._cache
         todo = sorted({p for p in positions if cache[p] is None})
         if not todo:

@@ -174,7 +174,11 @@ def entry_line(rng: Any, i: int, ids: list[str], kind: int) -> dict[str, Any]:
         return {"type": 7, **base}
     if odd == 5:
         return {**base, "message": {"role": "assistant", "content": []}}  # no type
-    return {"type": "message", **{**base, "id": ids[0] if ids else eid}, "message": {"role": "user", "content": "dup"}}
+    return {
+        "type": "message",
+        **{**base, "id": ids[0] if ids else eid},
+        "message": {"role": "user", "content": "dup"},
+    }
 
 
 CORRUPT = [
@@ -233,7 +237,9 @@ def session_files(draw: st.DrawFn) -> bytes:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=session_files(), block=st.sampled_from([1 << 20, 64, 700]))
-def test_random_files_lazy_equals_eager(data: bytes, block: int, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_random_files_lazy_equals_eager(
+    data: bytes, block: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """Small read blocks put lines after the header's block, where whole blocks go through the
     index pass at once (and one odd line sends its block down the per-line path)."""
     tmp = tmp_path_factory.mktemp("rand")

@@ -32,9 +32,9 @@ import os
 import threading
 import weakref
 from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import accumulate, compress, repeat
 from operator import add, attrgetter, eq
-from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast, overload
 
 from pi_nb._js import UNDEFINED, Undefined
@@ -206,8 +206,7 @@ class LazyEntries(Sequence[SessionEntry]):
         if _UNSET in parents:
             parents = [UNDEFINED if v is _UNSET else v for v in parents]
         # a parentId is nearly always the previous line's id: hold that one string object for both
-        previous = [self.ids[-1] if self.ids else None, *ids[:-1]]
-        canonical = dict(zip(previous, previous))
+        canonical = dict(zip(ids, ids, strict=True))  # (the block's ids: str or UNDEFINED)
         parents = list(map(canonical.get, parents, parents))
         self.ids.extend(ids)
         self.parent_ids.extend(parents)

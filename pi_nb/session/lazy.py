@@ -346,14 +346,12 @@ class LazyEntries(Sequence[SessionEntry]):
 
     def last_of_type(self, etype: str) -> SessionEntry | None:
         """The last entry whose ``type`` is ``etype`` (only that one is parsed)."""
-        types = self.types
-        for pos in range(len(types) - 1, -1, -1):
-            if types[pos] == etype:
-                return self[pos]
-        return None
+        pos = _last_index(self.types, etype)
+        return None if pos < 0 else self[pos]
 
     def positions_of_type(self, etype: str) -> list[int]:
-        return [p for p, t in enumerate(self.types) if t == etype]
+        """The positions of the entries whose ``type`` is ``etype``, in file order."""
+        return list(compress(range(len(self.types)), map(eq, self.types, repeat(etype))))
 
     def close(self) -> None:
         """Parse what is left and close the file (the entries no longer depend on it)."""

@@ -22,6 +22,11 @@ What pi_nb adds to Pi (see :mod:`pi_nb.session.jsonl` for the mechanics):
   ``strict=True`` raises :class:`~pi_nb.errors.SessionFileCorruptError` instead (before anything is
   changed on disk). A torn last line gets a ``\\n`` appended (as Pi does), so the next entry starts
   on a line of its own; the torn bytes stay in the file.
+* **Lazy entries.** Opening a file (:meth:`SessionManager.open`, :meth:`set_session_file`,
+  :meth:`in_memory_from_file`) indexes every line's ``id``, ``parentId``, ``type`` and message role
+  without building the entries (:mod:`pi_nb.session.lazy`); an entry is parsed the first time it is
+  asked for (the leaf's context parses only what it holds). Every read returns what loading every
+  entry at once returns.
 * **Concurrent appenders.** Two pi_nb processes appending to the same file both succeed and their
   lines never interleave (each waits for the other's lock, up to ``lock_timeout`` seconds, then
   :class:`~pi_nb.errors.SessionLockedError`). Each process only knows its own entries, so both write

@@ -312,8 +312,21 @@ class LazyEntries(Sequence[SessionEntry]):
                 last_end = ends[todo[j]]
                 data = self._pread(first, last_end - first)
                 view = memoryview(data)
+                loads = _orjson_loads
+                ids = self.ids
                 for p in todo[i : j + 1]:
-                    self._set(p, view[starts[p] - first : ends[p] - first].tobytes())
+                    line = view[starts[p] - first : ends[p] - first]
+                    value: Any = None
+                    if loads is not None and len(line) < _DEEP:
+                        try:  # the common case of _parse_line, without copying the line
+                            value = loads(line)
+                        except ValueError:
+                            value = None
+                    if type(value) is dict and value.get("id", UNDEFINED) == ids[p]:
+                        cache[p] = value
+                        self._unparsed -= 1
+                    else:
+                        self._set(p, line.tobytes())
                 i = j + 1
         if self._unparsed == 0:
             self._closer()

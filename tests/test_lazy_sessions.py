@@ -116,6 +116,11 @@ def compare_file(src: Path, tmp: Path) -> None:
         got = (got[0], got[1], got[2].replace(str(b), "DIR"))
     assert got == want
     assert (a / "s.jsonl").read_bytes() == (b / "s.jsonl").read_bytes()
+    for kwargs in ({"strict": True}, {"repair": True}):
+        with eager():
+            want = outcome(lambda: snapshot(SessionManager.open(str(a / "s.jsonl"), **kwargs)))
+        got = outcome(lambda: snapshot(SessionManager.open(str(b / "s.jsonl"), **kwargs)))
+        assert got == want, kwargs
 
 
 def test_fixtures_found() -> None:
@@ -359,3 +364,36 @@ def test_lazy_is_used_for_a_current_file(tmp_path: Path) -> None:
     old = tmp_path / "old.jsonl"
     old.write_bytes(path.read_bytes().replace(b'"version":3', b'"version":2', 1))
     assert read_session_file_lazy(old)[1] is None
+
+
+def test_threads_parse_concurrently(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "big.jsonl"
+    big_session(path, 3000)
+    sm = SessionManager.in_memory_from_file(str(path))
+    want = read_session_file(path).entries[1:]
+    results: list[Any] = []
+
+    def read(k: int) -> None:
+        ids = [f"{i:06d}" for i in range(k, 3000, 7)]
+        results.append([sm.get_entry(i) for i in ids] and sm.get_entries())
+
+    threads = [threading.Thread(target=read, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [want] * 4
+
+
+def test_descriptor_closed_once_everything_is_parsed(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    big_session(path, 20)
+    sm = SessionManager.in_memory_from_file(str(path))
+    entries = sm._lazy
+    assert entries is not None and entries._closer.alive
+    sm.get_entries()
+    assert not entries._closer.alive  # the file is no longer needed
+    path.unlink()
+    assert len(sm.get_tree()) == 1

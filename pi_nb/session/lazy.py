@@ -312,7 +312,7 @@ class LazyEntries(Sequence[SessionEntry]):
                 last_end = ends[todo[j]]
                 data = self._pread(first, last_end - first)
                 view = memoryview(data)
-                loads = _orjson_loads
+                loads = cast(Callable[[memoryview], Any] | None, _orjson_loads)  # (orjson reads buffers)
                 ids = self.ids
                 for p in todo[i : j + 1]:
                     line = view[starts[p] - first : ends[p] - first]

@@ -118,8 +118,8 @@ def compare_file(src: Path, tmp: Path) -> None:
     assert (a / "s.jsonl").read_bytes() == (b / "s.jsonl").read_bytes()
     for kwargs in ({"strict": True}, {"repair": True}):
         with eager():
-            want = outcome(lambda: snapshot(SessionManager.open(str(a / "s.jsonl"), **kwargs)))
-        got = outcome(lambda: snapshot(SessionManager.open(str(b / "s.jsonl"), **kwargs)))
+            want = outcome(lambda kw=kwargs: snapshot(SessionManager.open(str(a / "s.jsonl"), **kw)))
+        got = outcome(lambda kw=kwargs: snapshot(SessionManager.open(str(b / "s.jsonl"), **kw)))
         assert got == want, kwargs
 
 

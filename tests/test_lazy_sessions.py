@@ -397,3 +397,73 @@ def test_descriptor_closed_once_everything_is_parsed(tmp_path: Path) -> None:
     assert not entries._closer.alive  # the file is no longer needed
     path.unlink()
     assert len(sm.get_tree()) == 1
+
+
+HEADER = b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/tmp/x"}'
+ENTRY = (
+    b'{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi"}}'
+)
+ENTRY2 = (
+    b'{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"assistant","content":[]}}'
+)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\n\n",
+        HEADER,
+        HEADER + b"\n",
+        b"\xef\xbb\xbf" + HEADER + b"\n" + ENTRY + b"\n",
+        HEADER + b"\r\n" + ENTRY + b"\r\n" + ENTRY2 + b"\r\n",
+        b"\n  \n" + HEADER + b"\n\n" + ENTRY + b"\n\n\n" + ENTRY2,
+        ENTRY + b"\n" + HEADER + b"\n",
+        b"null\n0\n" + HEADER + b"\n" + ENTRY + b"\n",
+        HEADER + b"\n" + ENTRY + b"\n" + ENTRY2[:40],
+        HEADER.replace(b'"version":3', b'"version":3.5') + b"\n" + ENTRY + b"\n",
+        HEADER.replace(b'"version":3,', b"") + b"\n" + ENTRY + b"\n",
+    ],
+    ids=[
+        "empty",
+        "blank",
+        "header-only-torn",
+        "header-only",
+        "bom",
+        "crlf",
+        "blank-lines",
+        "header-second",
+        "falsy-first",
+        "torn-last",
+        "version-3.5",
+        "no-version",
+    ],
+)
+def test_small_files_lazy_equals_eager(data: bytes, tmp_path: Path) -> None:
+    src = tmp_path / "src.jsonl"
+    src.write_bytes(data)
+    if not data or b'"version"' not in data:
+        # a new session or a v1 migration: random ids both ways; the lazy reader leaves these
+        # files to the eager one
+        assert read_session_file_lazy(src)[1] is None
+        assert lazy_contents_view(src) == contents_view(src)
+        return
+    compare_file(src, tmp_path)
+
+
+def test_huge_line_lazy_equals_eager(tmp_path: Path) -> None:
+    big = {"type": "message", "id": "h", "parentId": "a", "timestamp": "t",
+           "message": {"role": "toolResult", "content": [{"type": "text", "text": "x" * (3 << 20)}]}}  # fmt: skip
+    src = tmp_path / "src.jsonl"
+    src.write_bytes(
+        HEADER
+        + b"\n"
+        + ENTRY
+        + b"\n"
+        + serialize_entry(big)
+        + ENTRY2.replace(b'"parentId":"a"', b'"parentId":"h"')
+        + b"\n"
+    )
+    compare_file(src, tmp_path)
+    sm = SessionManager.in_memory_from_file(str(src))
+    assert len(sm.build_session_context().messages[1]["content"][0]["text"]) == 3 << 20

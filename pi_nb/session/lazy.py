@@ -147,8 +147,9 @@ class LazyEntries(Sequence[SessionEntry]):
     Behaves like the list the manager holds (``len``, indexing, slicing, iteration, ``append``);
     each access of a not yet parsed entry parses it once. Beside it, columns read without parsing:
     :attr:`ids` (``UNDEFINED`` where an entry has none), :attr:`parent_ids` (``UNDEFINED`` where
-    none), :attr:`types`, :attr:`roles` (``message.role`` of ``message`` entries, ``None`` for
-    other types, :data:`NOT_AN_OBJECT` for a message entry without a message object).
+    none), :attr:`types` (``UNDEFINED`` where none), :attr:`roles` (``message.role``, read only
+    for ``message`` entries: :data:`NOT_AN_OBJECT` for one without a message object; anything for
+    other types).
     """
 
     def __init__(self, path: str, fd: int) -> None:

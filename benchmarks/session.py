@@ -122,6 +122,32 @@ def make_session(path: Path, n: int, seed: int = 1) -> int:
     return compactions
 
 
+def make_big_session(src: Path, dst: Path, target_bytes: int) -> int:
+    """A session of about ``target_bytes``: the entries of ``src`` (a :func:`make_session` file)
+    repeated, each copy's ids shifted past the previous copy's and its root chained to the
+    previous copy's last entry (one long main line with its branches and compactions). Returns the
+    number of entries."""
+    import re
+
+    header, _, body = src.read_bytes().partition(b"\n")
+    n = body.count(b"\n")
+    copies = max(1, -(-(target_bytes - len(header)) // len(body)))
+    hex_id = re.compile(rb'"([0-9a-f]{8})"')
+    with open(dst, "wb") as f:
+        f.write(header + b"\n")
+        for k in range(copies):
+            shift = k * n
+
+            def shifted(m: re.Match[bytes], shift: int = shift) -> bytes:
+                return b'"%08x"' % (int(m.group(1), 16) + shift)
+
+            part = hex_id.sub(shifted, body) if k else body
+            if k:
+                part = part.replace(b'"parentId":null', b'"parentId":"%08x"' % (shift - 1), 1)
+            f.write(part)
+    return copies * n
+
+
 PY_BASELINE = r"""
 import gc, json, sys, time
 if sys.argv[2] == "nogc":
@@ -152,9 +178,10 @@ t1 = time.perf_counter()
 ctx = sm.build_session_context()
 t2 = time.perf_counter()
 cpu = time.process_time() - c
+peak = status("VmHWM:")  # (before get_entries below, which parses every entry of a lazy session)
 print(json.dumps({"open_s": t1 - t, "context_s": t2 - t1, "cpu_s": cpu, "entries": len(sm.get_entries()),
                   "messages": len(ctx.messages), "problems": len(sm.load_problems),
-                  "peak_rss": status("VmHWM:"), "base_rss": base,
+                  "peak_rss": peak, "base_rss": base,
                   "parser": "orjson" if jsonl._orjson_loads is not None else "json"}))
 """
 

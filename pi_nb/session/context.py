@@ -495,9 +495,16 @@ def context_from_path(path: Sequence[SessionEntry], plain: bool | None = None) -
     if plain is None:
         plain = _plain(path)
     thinking_level, model = _context_settings(path, plain)
+    messages = context_messages(context_entries_from_path(path, plain))
+    return SessionContext(messages=messages, thinking_level=thinking_level, model=model)
+
+
+def context_messages(entries: Sequence[SessionEntry]) -> list[AgentMessage]:
+    """The messages of the context entries (what :func:`context_from_path` does after choosing
+    them; the lazy session entries choose them from their index, see :mod:`pi_nb.session.lazy`)."""
     messages: list[AgentMessage] = []
     append = messages.append
-    for entry in context_entries_from_path(path, plain):
+    for entry in entries:
         if entry.get("type") == "message":
             message = entry.get("message")
             if type(message) is dict and message.get("content") is not None:
@@ -506,4 +513,4 @@ def context_from_path(path: Sequence[SessionEntry], plain: bool | None = None) -
                 append(cast(AgentMessage, message.copy()))
                 continue
         messages.extend(session_entry_to_context_messages(entry))
-    return SessionContext(messages=messages, thinking_level=thinking_level, model=model)
+    return messages

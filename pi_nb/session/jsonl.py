@@ -307,6 +307,8 @@ def read_session_file(path: str | os.PathLike[str]) -> SessionFileContents:
                             line_numbers = _skipped(line_numbers, entries)
                             continue
                         header_seen = True
+                        if line_numbers is not None:  # (a line before the header was skipped)
+                            line_numbers.append(n)
                         if not outcome:
                             valid = False
                             break
@@ -333,6 +335,8 @@ def read_session_file(path: str | os.PathLike[str]) -> SessionFileContents:
                                 line_numbers = _skipped(line_numbers, entries)
                                 continue
                             header_seen = True
+                            if line_numbers is not None:
+                                line_numbers.append(n)
                             if not outcome:
                                 valid = False
                                 break

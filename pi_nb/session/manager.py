@@ -22,6 +22,11 @@ What pi_nb adds to Pi (see :mod:`pi_nb.session.jsonl` for the mechanics):
   ``strict=True`` raises :class:`~pi_nb.errors.SessionFileCorruptError` instead (before anything is
   changed on disk). A torn last line gets a ``\\n`` appended (as Pi does), so the next entry starts
   on a line of its own; the torn bytes stay in the file.
+* **Lazy entries.** Opening a file (:meth:`SessionManager.open`, :meth:`set_session_file`,
+  :meth:`in_memory_from_file`) indexes every line's ``id``, ``parentId``, ``type`` and message role
+  without building the entries (:mod:`pi_nb.session.lazy`); an entry is parsed the first time it is
+  asked for (the leaf's context parses only what it holds). Every read returns what loading every
+  entry at once returns.
 * **Concurrent appenders.** Two pi_nb processes appending to the same file both succeed and their
   lines never interleave (each waits for the other's lock, up to ``lock_timeout`` seconds, then
   :class:`~pi_nb.errors.SessionLockedError`). Each process only knows its own entries, so both write
@@ -82,6 +87,15 @@ from pi_nb.session.jsonl import (
     read_session_file,
     rewrite_file_atomic,
     serialize_entry,
+)
+from pi_nb.session.lazy import (
+    FileEntriesView,
+    LazyEntries,
+    LazyIndex,
+    context_from_positions,
+    context_positions,
+    leaf_positions,
+    read_session_file_lazy,
 )
 from pi_nb.session.migrations import CURRENT_SESSION_VERSION, migrate_to_current_version
 from pi_nb.session.paths import (
@@ -257,6 +271,7 @@ class SessionManager:
         parent_session: str | None = None,
         preloaded: Sequence[FileEntry] | None = None,
         preloaded_file: SessionFileContents | None = None,
+        preloaded_lazy: LazyEntries | None = None,
         strict: bool = False,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         fsync: bool = False,
@@ -293,6 +308,11 @@ class SessionManager:
         self._loaded_lines = 0
         # the root -> leaf path, kept while appends extend it (see _leaf_path)
         self._path_cache: tuple[Any, list[SessionEntry]] | None = None
+        # lazy mode (a file opened with pi_nb.session.lazy): the entries are parsed when asked
+        # for; _entries is then that LazyEntries, _by_id a LazyIndex over it, _file_entries a
+        # FileEntriesView, and the leaf's path is kept as positions
+        self._lazy: LazyEntries | None = None
+        self._pos_cache: tuple[Any, list[int]] | None = None
         # every entry is a plain dict (set by _build_index; appended entries are dicts too)
         self._plain = True
         self.load_problems: list[LoadProblem] = []
@@ -301,7 +321,9 @@ class SessionManager:
             os.makedirs(self._session_dir, exist_ok=True)
 
         if session_file:
-            self._set_session_file(session_file, preloaded_file)
+            self._set_session_file(session_file, preloaded_file, preloaded_lazy)
+        elif preloaded_lazy is not None and preloaded_file is not None:
+            self._load_lazy(cast(SessionHeader, preloaded_file.entries[0]), preloaded_lazy)
         elif preloaded:
             self._load_entries(list(preloaded), session_id=session_id, parent_session=parent_session)
         else:
@@ -381,8 +403,9 @@ class SessionManager:
         resolved = resolve_path(path)
         contents: SessionFileContents | None = None
         header: SessionHeader | None = None
+        lazy: LazyEntries | None = None
         if os.path.exists(resolved):
-            contents = read_session_file(resolved)
+            contents, lazy = read_session_file_lazy(resolved)
             if contents.valid:
                 first = contents.entries[0]  # a valid file starts with its header
                 if first["type"] == "session":
@@ -399,6 +422,7 @@ class SessionManager:
             resolved,
             True,
             preloaded_file=contents,
+            preloaded_lazy=lazy,
             strict=strict,
             lock_timeout=lock_timeout,
             fsync=fsync,
@@ -441,7 +465,7 @@ class SessionManager:
         for a file that is not a pi session (both name the path); special files are refused by
         :func:`~pi_nb.session.jsonl.read_session_file`.
         """
-        contents = read_session_file(path)
+        contents, lazy = read_session_file_lazy(path)
         if not contents.exists:
             raise FileNotFoundError(errno.ENOENT, "no such session file", path)
         if not contents.valid:
@@ -449,6 +473,15 @@ class SessionManager:
         header = contents.entries[0]  # a valid file starts with its header
         header_cwd = header.get("cwd")
         cwd = header_cwd if isinstance(header_cwd, str) else None
+        if lazy is not None:
+            return cls(
+                cwd if cwd is not None else os.getcwd(),
+                "",
+                None,
+                False,
+                preloaded_file=contents,
+                preloaded_lazy=lazy,
+            )
         return cls.in_memory(cwd, entries=contents.entries)
 
     @classmethod
@@ -532,7 +565,9 @@ class SessionManager:
         """Switch to another session file (Pi's ``setSessionFile``, used for resume)."""
         self._set_session_file(session_file, None)
 
-    def _set_session_file(self, session_file: str, preloaded: SessionFileContents | None) -> None:
+    def _set_session_file(
+        self, session_file: str, preloaded: SessionFileContents | None, lazy: LazyEntries | None = None
+    ) -> None:
         self._session_file = resolve_path(session_file)
         self.load_problems = []
         self.backup_path = None
@@ -541,7 +576,9 @@ class SessionManager:
             self.new_session()
             self._session_file = explicit  # keep the path the caller asked for
             return
-        contents = preloaded if preloaded is not None else read_session_file(self._session_file)
+        if preloaded is None:
+            preloaded, lazy = read_session_file_lazy(self._session_file)
+        contents = preloaded
         self.load_problems = list(contents.problems)
         if self._strict and contents.problems:
             self._raise_corrupt(contents.problems)
@@ -555,10 +592,13 @@ class SessionManager:
             self._flushed = True
             return
         self._line_numbers = contents.line_numbers
-        self._loaded_count = len(contents.entries)
+        self._loaded_count = len(contents.entries) + (len(lazy) if lazy is not None else 0)
         self._loaded_lines = contents.line_count
         # index and migrate in memory, check the tree, and only then touch the file
-        needs_rewrite = self._load_entries(contents.entries, checked=True, defer_rewrite=True)
+        if lazy is not None:  # (a current-version file: nothing to migrate)
+            needs_rewrite = self._load_lazy(cast(SessionHeader, contents.entries[0]), lazy)
+        else:
+            needs_rewrite = self._load_entries(contents.entries, checked=True, defer_rewrite=True)
         migrated = self._file_entries  # (a repair below replaces entries in memory only)
         structural = self._check_structure()
         self.load_problems.extend(structural)
@@ -621,7 +661,10 @@ class SessionManager:
             problems.extend(self._break_loops())
             self._path_cache = None
         try:
-            self._leaf_path()
+            if self._lazy is not None:
+                self._leaf_positions()  # (without parsing the path)
+            else:
+                self._leaf_path()
         except EntryCycleError as exc:
             raise self._cycle_error(exc) from None
         return problems
@@ -742,6 +785,8 @@ class SessionManager:
         self._has_assistant = False
         self._flushed = False
         self._path_cache = None
+        self._lazy = None
+        self._pos_cache = None
         self._line_numbers = None
         self._loaded_count = self._loaded_lines = 0
         if self._persist:
@@ -788,9 +833,60 @@ class SessionManager:
         self._build_index()
         return needs_rewrite and defer_rewrite
 
+    def _load_lazy(self, header: SessionHeader, lazy: LazyEntries) -> bool:
+        """Take over a lazily read file (:func:`~pi_nb.session.lazy.read_session_file_lazy`: the
+        header and the indexed entries after it; a current version, so nothing to migrate)."""
+        self._header = header
+        self._session_id = header.get("id")
+        self._file_entries = cast(list[FileEntry], FileEntriesView(header, lazy))  # (read like the list)
+        self._build_index()
+        return False
+
     def _build_index(self) -> None:
         with gc_paused():
-            self._build_index_unpaused()
+            if isinstance(self._file_entries, FileEntriesView):
+                self._build_lazy_index(self._file_entries.entries)
+            else:
+                self._lazy = None
+                self._pos_cache = None
+                self._build_index_unpaused()
+
+    def _build_lazy_index(self, lazy: LazyEntries) -> None:
+        """:meth:`_build_index_unpaused` from the columns of the lazy entries (only the label
+        entries are parsed)."""
+        try:
+            by_id = LazyIndex(lazy)
+        except TypeError:
+            for eid in lazy.ids:
+                try:
+                    hash(eid)
+                except TypeError:
+                    raise InvalidEntryError(f"session entry id must be a string, got {eid!r:.80}") from None
+            raise  # pragma: no cover - unreachable
+        labels: dict[Any, Any] = {}
+        label_ts: dict[Any, Any] = {}
+        for label_entry in lazy.materialize(lazy.positions_of_type("label")):
+            target = label_entry.get("targetId")
+            label = label_entry.get("label")
+            try:
+                if _js_truthy(label):
+                    labels[target] = label
+                    label_ts[target] = label_entry.get("timestamp")
+                else:
+                    labels.pop(target, None)
+                    label_ts.pop(target, None)
+            except TypeError:  # an unhashable targetId cannot name an entry
+                pass
+        self._plain = True
+        self._lazy = lazy
+        self._entries = cast(list[SessionEntry], lazy)  # a Sequence that appends like the list
+        self._by_id = cast(dict[Any, SessionEntry], by_id)  # a Mapping with the dict's reads
+        self._labels_by_id = labels
+        self._label_timestamps_by_id = label_ts
+        self._leaf_id = lazy.ids[-1] if len(lazy) else None
+        self._has_assistant = "assistant" in compress(lazy.roles, map(eq, lazy.types, repeat("message")))
+        self._path_cache = None
+        self._pos_cache = None
 
     def _build_index_unpaused(self) -> None:
         file_entries = self._file_entries
@@ -998,6 +1094,12 @@ class SessionManager:
         # Persist first: if writing fails, the session in memory stays as it was (the file holds
         # no part of the entry either: a partial line is cut back off), so the two agree.
         self._persist_entry(entry)
+        lazy = self._lazy
+        if lazy is not None:
+            lazy.append(entry)  # (the FileEntriesView shows it too)
+            cast(LazyIndex, self._by_id).add_last(entry["id"])
+            self._append_lazy_path(entry)
+            return
         self._file_entries.append(entry)
         self._entries.append(entry)
         self._by_id[entry["id"]] = entry
@@ -1010,6 +1112,23 @@ class SessionManager:
             self._path_cache = (entry["id"], [entry])
         else:
             self._path_cache = None
+        self._leaf_id = entry["id"]
+        if not self._has_assistant and _is_assistant_entry(entry):
+            self._has_assistant = True
+
+    def _append_lazy_path(self, entry: SessionEntry) -> None:
+        """:meth:`_append_entry`'s bookkeeping of the leaf's path, on positions (lazy mode)."""
+        assert self._lazy is not None
+        new = len(self._lazy) - 1
+        cache = self._pos_cache
+        parent_id = entry.get("parentId")
+        if cache is not None and _truthy(parent_id) and cache[0] == parent_id and cache[1]:
+            cache[1].append(new)
+            self._pos_cache = (entry["id"], cache[1])
+        elif not _truthy(parent_id):
+            self._pos_cache = (entry["id"], [new])
+        else:
+            self._pos_cache = None
         self._leaf_id = entry["id"]
         if not self._has_assistant and _is_assistant_entry(entry):
             self._has_assistant = True
@@ -1120,12 +1239,16 @@ class SessionManager:
     @_synchronized
     def get_session_name(self) -> str | None:
         """The name from the latest ``session_info`` entry (``None`` if none, or if it was cleared)."""
-        for entry in reversed(self._entries):
-            if entry.get("type") == "session_info":
-                name = entry.get("name")
-                trimmed = _js_trim(name) if isinstance(name, str) else None
-                return trimmed or None
-        return None
+        latest: SessionEntry | None
+        if self._lazy is not None:
+            latest = self._lazy.last_of_type("session_info")
+        else:
+            latest = next((e for e in reversed(self._entries) if e.get("type") == "session_info"), None)
+        if latest is None:
+            return None
+        name = latest.get("name")
+        trimmed = _js_trim(name) if isinstance(name, str) else None
+        return trimmed or None
 
     @_synchronized
     def append_custom_message_entry(
@@ -1201,6 +1324,8 @@ class SessionManager:
         """The root -> leaf path (Pi's ``buildSessionPath`` for the current leaf), kept between
         calls: an append extends it by one entry instead of walking the whole path again. Treat
         the list as read-only (copy it before handing it out)."""
+        if self._lazy is not None:
+            return self._lazy.materialize(self._leaf_positions())
         cache = self._path_cache
         leaf = self._leaf_id
         if cache is not None and (cache[0] is leaf or cache[0] == leaf):
@@ -1208,6 +1333,23 @@ class SessionManager:
         path = _build_session_path(self._entries, leaf, self._by_id)
         self._path_cache = (leaf, path)
         return path
+
+    def _leaf_positions(self) -> list[int]:
+        """Lazy mode: the positions of the root -> leaf path, kept like :meth:`_leaf_path`."""
+        assert self._lazy is not None
+        cache = self._pos_cache
+        leaf = self._leaf_id
+        if cache is not None and (cache[0] is leaf or cache[0] == leaf):
+            return cache[1]
+        path = leaf_positions(self._lazy, cast(LazyIndex, self._by_id), leaf)
+        self._pos_cache = (leaf, path)
+        return path
+
+    def _checked_leaf_positions(self) -> list[int]:
+        try:
+            return self._leaf_positions()
+        except EntryCycleError as exc:
+            raise self._cycle_error(exc) from None
 
     def _checked_leaf_path(self) -> list[SessionEntry]:
         try:
@@ -1225,6 +1367,16 @@ class SessionManager:
     @_synchronized
     def get_children(self, parent_id: str) -> list[SessionEntry]:
         """Direct children of an entry, in file order."""
+        if self._lazy is not None:
+            lazy = self._lazy
+            parents = lazy.parent_ids
+            return lazy.materialize(
+                [
+                    pos
+                    for pos in cast(LazyIndex, self._by_id).positions.values()
+                    if (None if isinstance(parents[pos], Undefined) else parents[pos]) == parent_id
+                ]
+            )
         return [e for e in self._by_id.values() if e.get("parentId") == parent_id]
 
     @_synchronized
@@ -1243,6 +1395,9 @@ class SessionManager:
     def build_context_entries(self) -> list[SessionEntry]:
         """The compaction-aware entries behind :meth:`build_session_context`."""
         with gc_paused():
+            if self._lazy is not None:
+                positions = self._checked_leaf_positions()
+                return self._lazy.materialize(context_positions(self._lazy, positions))
             path = self._checked_leaf_path()
             out = context_entries_from_path(path, True if self._plain else None)
             return list(out) if out is path else out
@@ -1251,6 +1406,10 @@ class SessionManager:
     def build_session_context(self) -> SessionContext:
         """What the LLM sees at the current leaf: messages, thinking level, model."""
         with gc_paused():  # builds one dict per message; see jsonl.gc_paused
+            if self._lazy is not None:
+                found = context_from_positions(self._lazy, self._checked_leaf_positions())
+                if found is not None:
+                    return found
             return context_from_path(self._checked_leaf_path(), True if self._plain else None)
 
     @_synchronized

@@ -95,6 +95,19 @@ def lazy_contents_view(path: Path) -> Any:
     )  # fmt: skip
 
 
+def _unrandom(outcome_: Any) -> Any:
+    """An outcome with the new header's random id and timestamp replaced by placeholders."""
+    import json as _json
+
+    text = _json.dumps(outcome_, default=str, sort_keys=True)
+    header = outcome_[1].get("header") if outcome_[0] == "ok" and isinstance(outcome_[1], dict) else None
+    if isinstance(header, dict):
+        for key, placeholder in (("id", "ID"), ("timestamp", "TS")):
+            if isinstance(header.get(key), str):
+                text = text.replace(header[key], placeholder)
+    return text
+
+
 def compare_file(src: Path, tmp: Path) -> None:
     """Lazy vs eager on one file: the read, in_memory_from_file, and open (on copies: open may
     append a newline or migrate)."""
@@ -114,7 +127,13 @@ def compare_file(src: Path, tmp: Path) -> None:
     if want[0] == "error":  # the message names the file, which differs
         want = (want[0], want[1], want[2].replace(str(a), "DIR"))
         got = (got[0], got[1], got[2].replace(str(b), "DIR"))
+    if src.stat().st_size == 0:  # an empty file becomes a new session: its id and time are new each time
+        want, got = _unrandom(want), _unrandom(got)
     assert got == want
+    if src.stat().st_size == 0:  # each wrote its own new header; the rest is the same
+        lines = [(d / "s.jsonl").read_bytes().splitlines() for d in (a, b)]
+        assert [len(x) for x in lines] == [1, 1]
+        return
     assert (a / "s.jsonl").read_bytes() == (b / "s.jsonl").read_bytes()
     for kwargs in ({"strict": True}, {"repair": True}):
         with eager():

@@ -150,3 +150,30 @@ def test_convert_to_llm_plain_dicts(messages: list[dict[str, Any]]) -> None:
             expected.append(converted)
     assert out == expected
     assert not any(o is m for o in out for m in messages)  # new top-level dicts
+
+
+def test_daemon_workers_are_reused_and_a_blocked_call_keeps_its_own() -> None:
+    import asyncio
+    import threading
+
+    from pi_nb.tools.base import run_in_daemon_thread
+
+    release = threading.Event()
+
+    async def main() -> tuple[set[int], str]:
+        names = set()
+        for _ in range(5):  # one after another: the same worker thread
+            names.add(await run_in_daemon_thread(threading.get_ident))
+        blocked = run_in_daemon_thread(release.wait, 10)
+        # while one call is blocked, others still run (on another thread)
+        other = await asyncio.wait_for(run_in_daemon_thread(lambda: "done"), 5)
+        assert not blocked.done()
+        release.set()
+        assert await blocked is True
+        with pytest.raises(ZeroDivisionError):
+            await run_in_daemon_thread(lambda: 1 / 0)
+        return names, other
+
+    names, other = asyncio.run(main())
+    assert len(names) == 1 and other == "done"
+    assert all(t.daemon for t in threading.enumerate() if t.name == "pi-nb-tool-io")

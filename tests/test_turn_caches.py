@@ -177,3 +177,41 @@ def test_daemon_workers_are_reused_and_a_blocked_call_keeps_its_own() -> None:
     names, other = asyncio.run(main())
     assert len(names) == 1 and other == "done"
     assert all(t.daemon for t in threading.enumerate() if t.name == "pi-nb-tool-io")
+
+
+def test_read_tool_rejects_on_abort_while_reading(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+    import threading
+
+    from pi_nb.errors import ToolError
+    from pi_nb.tools.base import AbortSignal
+    from pi_nb.tools.read import ReadTool
+
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    tool = ReadTool(str(tmp_path))
+    release = threading.Event()
+    real = ReadTool._read
+
+    def slow(self: ReadTool, params: dict[str, Any], ctx: Any, signal: Any = None) -> Any:
+        if params["path"] == "slow.txt":
+            release.wait(10)
+            params = {"path": "a.txt"}
+        return real(self, params, ctx, signal)
+
+    monkeypatch.setattr(ReadTool, "_read", slow)
+
+    async def main() -> None:
+        signal = AbortSignal()
+        result = await tool.execute("c1", {"path": "a.txt"}, signal)  # the read wins
+        assert "two" in result.content[0]["text"]
+        task = asyncio.ensure_future(tool.execute("c2", {"path": "slow.txt"}, signal))
+        await asyncio.sleep(0.05)
+        assert not task.done()
+        threading.Thread(target=signal.abort).start()  # from another thread
+        with pytest.raises(ToolError, match="Operation aborted"):
+            await asyncio.wait_for(task, 5)
+        release.set()
+        with pytest.raises(ToolError, match="Operation aborted"):
+            await tool.execute("c3", {"path": "a.txt"}, signal)  # already aborted
+
+    asyncio.run(main())

@@ -166,13 +166,32 @@ def is_array_index(key: str) -> bool:
 
 def _needs_slow_path(value: Any) -> bool:
     """True when ``json.dumps`` would differ from JSON.stringify: floats, ints past 2**53 (doubles
-    in JS), and objects with array-index keys (JS enumerates those first, in ascending order)."""
+    in JS), and objects with array-index keys (JS enumerates those first, in ascending order).
+    (Plain strings, dicts and lists are recognised by their exact type first: the common case.)"""
     stack = [value]
+    push = stack.append
     while stack:
         v = stack.pop()
-        if isinstance(v, float):
+        t = type(v)
+        if t is dict:
+            for k, x in v.items():
+                if type(k) is str:
+                    # an array index starts with an ASCII digit (most keys do not: no full test)
+                    if k and "0" <= k[0] <= "9" and is_array_index(k):
+                        return True
+                elif is_array_index(str(k)):
+                    return True
+                if type(x) is not str and x is not None:
+                    push(x)
+        elif t is list:
+            for x in v:
+                if type(x) is not str and x is not None:
+                    push(x)
+        elif t is str or v is None or t is bool:
+            continue
+        elif isinstance(v, float):
             return True
-        if isinstance(v, int):
+        elif isinstance(v, int):
             if abs(v) > _MAX_SAFE_INTEGER:
                 return True
         elif isinstance(v, dict):

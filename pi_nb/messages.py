@@ -89,6 +89,7 @@ def validate_thinking_level(level: object, what: str = "thinking level") -> str:
         raise InvalidValueError(f"{what} must be one of {', '.join(THINKING_LEVELS)}; got {level!r}")
     return level
 
+
 # ---------------------------------------------------------------------------------------------
 # Constants (core/messages.ts). Note the asymmetry: the compaction suffix starts with a newline,
 # the branch-summary suffix does not, so a branch summary's last line runs into "</summary>".
@@ -753,6 +754,9 @@ def create_custom_message(
     return cast(CustomMessage, out)
 
 
+_LLM_ROLES = frozenset({"user", "assistant", "toolResult"})
+
+
 def _user_text(text: str, src: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text}]}
     _put(out, "timestamp", _get(src, "timestamp"))
@@ -760,6 +764,10 @@ def _user_text(text: str, src: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _convert_one(m: Any) -> dict[str, Any] | None:
+    if type(m) is dict:  # the common case first: a plain dict of an LLM role
+        role = m.get("role")
+        if type(role) is str and role in _LLM_ROLES:
+            return dict(m)  # Pi passes the object itself; a new top-level dict shares the nested values
     if m is None or m is UNDEFINED:
         raise InvalidMessageError("message is null (Pi fails reading its role)")
     if not isinstance(m, Mapping):

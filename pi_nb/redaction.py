@@ -105,6 +105,7 @@ def catalog_key_envs() -> frozenset[str]:
 
 _lock = threading.Lock()
 _registered_envs: set[str] = set()
+_registered_envs_version = 0  # bumped when a name is added (the environment scan's cache key)
 _registered_values: dict[str, str] = {}
 _auth_files: dict[str, tuple[tuple[int, int, int], dict[str, str]]] = {}
 
@@ -121,9 +122,12 @@ def is_secret_env_name(name: str) -> bool:
 
 def register_secret_env(name: str) -> None:
     """Treat the value of environment variable ``name`` as a secret from now on (e.g. ``LLM_TOKEN``)."""
+    global _registered_envs_version
     if name:
         with _lock:
-            _registered_envs.add(name)
+            if name not in _registered_envs:
+                _registered_envs.add(name)
+                _registered_envs_version += 1
 
 
 def register_secret(value: str | None, name: str = "secret") -> None:
@@ -185,13 +189,42 @@ def register_auth_file(path: str) -> None:
 
 def known_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Every secret value the process knows, mapped to the name shown in its marker."""
-    env = os.environ if environ is None else environ
     found: dict[str, str] = {}
     with _lock:
         found.update(_registered_values)
+    for value, name in _env_secrets(environ).items():
+        found.setdefault(value, name)
+    return found
+
+
+def _scan_env(env: Mapping[str, str]) -> dict[str, str]:
+    found: dict[str, str] = {}
     for name, value in env.items():
         if value and len(value) >= MIN_SECRET_LENGTH and is_secret_env_name(name):
             found.setdefault(value, name)
+    return found
+
+
+# The scan of os.environ, kept while the environment (its raw, undecoded table: comparing it is
+# one C-level dict comparison, while iterating os.environ decodes every name and value) and the
+# registered names are unchanged. Turns redact several times each; the environment rarely changes.
+_env_cache: tuple[dict[Any, Any], int, dict[str, str]] | None = None
+
+
+def _env_secrets(environ: Mapping[str, str] | None) -> dict[str, str]:
+    global _env_cache
+    if environ is not None and environ is not os.environ:
+        return _scan_env(environ)
+    raw = getattr(os.environ, "_data", None)  # CPython's os._Environ table; else no cache
+    if type(raw) is not dict:
+        return _scan_env(os.environ)
+    version = _registered_envs_version
+    cached = _env_cache
+    if cached is not None and cached[1] == version and cached[0] == raw:
+        return cached[2]
+    snapshot = dict(raw)
+    found = _scan_env(os.environ)
+    _env_cache = (snapshot, version, found)
     return found
 
 

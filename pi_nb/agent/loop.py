@@ -683,7 +683,10 @@ async def _execute_parallel(
     async def resolve(entry: _Finalized | Callable[[], Awaitable[_Finalized]]) -> _Finalized:
         return entry if isinstance(entry, _Finalized) else await entry()
 
-    ordered = list(await asyncio.gather(*(resolve(e) for e in entries)))
+    if len(entries) == 1:  # nothing to run alongside: no task for it
+        ordered = [await resolve(entries[0])]
+    else:
+        ordered = list(await asyncio.gather(*(resolve(e) for e in entries)))
     messages = []
     for f in ordered:
         msg = _tool_result_message(f)
@@ -738,9 +741,12 @@ async def _execute_prepared(
 ) -> tuple[ToolResult, bool]:
     # one pump per call emits the updates in order while the tool runs (Pi awaits each update's
     # listeners before the call's end; emitting at once keeps that order and streams live)
+    # (the pump starts with the first update: most calls send none)
     queue: asyncio.Queue[ToolExecutionUpdateEvent | None] = asyncio.Queue()
     accepting = True
     shown_args = _clean(config, p.tool_call.get("arguments"))
+    loop = asyncio.get_running_loop()
+    pump_task: asyncio.Task[None] | None = None
 
     async def pump() -> None:
         while True:
@@ -750,6 +756,7 @@ async def _execute_prepared(
             await _emit(emit, item)
 
     def on_update(partial: Any) -> None:
+        nonlocal pump_task
         if not accepting:
             return
         event: ToolExecutionUpdateEvent = {
@@ -760,14 +767,15 @@ async def _execute_prepared(
             "partialResult": redact_partial_result(partial) if config.redact_secrets else partial,
         }
         queue.put_nowait(event)
-
-    pump_task = asyncio.ensure_future(pump())
+        if pump_task is None:
+            pump_task = loop.create_task(pump())
 
     async def drain() -> None:
         nonlocal accepting
         accepting = False
-        queue.put_nowait(None)
-        await pump_task
+        if pump_task is not None:
+            queue.put_nowait(None)
+            await pump_task
 
     try:
         result = await p.tool.execute(p.tool_call.get("id"), p.args, signal, on_update)
@@ -775,7 +783,8 @@ async def _execute_prepared(
         await drain()
         return _error_result(_message_of(error)), True
     except BaseException:
-        pump_task.cancel()
+        if pump_task is not None:
+            pump_task.cancel()
         raise
     await drain()
     return _result_dict(result), False

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, cast
 
 from pi_nb._js import js_truthy as _truthy
@@ -84,18 +85,25 @@ def _first_message(entry: SessionEntry) -> AgentMessage | None:
     return messages[0] if messages else None
 
 
-def _ignore_path(path: str) -> None:
-    """The file-operation recorder when no file operations are collected."""
-
-
 def _first_messages(
-    path_entries: Sequence[SessionEntry], start: int, end: int, file_ops: FileOperations | None = None
+    path_entries: Sequence[SessionEntry],
+    start: int,
+    end: int,
+    file_ops: FileOperations | None = None,
+    types: list[object] | None = None,
+    links: tuple[list[object], list[object]] | None = None,
 ) -> list[AgentMessage]:
     """``_first_message`` over ``[start, end)``, with the plain ``message`` entry inlined (hot loop).
 
     With ``file_ops``, the ``read``/``write``/``edit`` calls of each assistant message are recorded
     in the same pass (what :func:`extract_file_ops_from_message` does, with its common case
-    inlined: an assistant message whose content is a list of plain dicts)."""
+    inlined: an assistant message whose content is a list of plain dicts).
+
+    ``types``: every entry's ``type`` when every entry is a plain dict (:func:`_plain_types`),
+    which saves reading it again; then ``links`` (two lists) receives each entry's ``id`` and
+    ``parentId`` too, for :func:`_is_chain`. One pass: each entry is read while it is at hand."""
+    if types is None:
+        return _first_messages_checked(path_entries, start, end, file_ops)
     out: list[AgentMessage] = []
     append = out.append
     read_add: Callable[[str], None] = _ignore_path
@@ -103,16 +111,22 @@ def _first_messages(
     edited_add: Callable[[str], None] = _ignore_path
     if file_ops is not None:
         read_add, written_add, edited_add = file_ops.read.add, file_ops.written.add, file_ops.edited.add
-    for i in range(start, end):
-        entry = path_entries[i]
-        message: AgentMessage | None = None
-        # ("type" in entry and entry["type"] == ...: entry.get("type") == ..., narrowing the entry)
-        if type(entry) is dict and "type" in entry and entry["type"] == "message":
+    ids: list[object] = []
+    parents: list[object] = []
+    if links is not None:
+        ids, parents = links
+    id_append, parent_append = ids.append, parents.append
+    entries = cast(list[dict[str, Any]], path_entries[start:end])  # plain dicts (``types`` says so)
+    for entry, kind in zip(entries, types[start:end], strict=True):
+        id_append(entry.get("id"))
+        parent_append(entry.get("parentId"))
+        message: Any = None
+        if kind == "message":
             message = entry.get("message")
             if type(message) is not dict or message.get("content") is None:
                 message = None
         if message is None:
-            message = _first_message(entry)
+            message = _first_message(cast(SessionEntry, entry))
             if message is None:
                 continue
         append(message)
@@ -124,10 +138,7 @@ def _first_messages(
             continue
         for block in content:
             if type(block) is not dict:
-                if isinstance(block, Mapping) and block.get("type") == "toolCall":
-                    # a stand-in message holding just this block (only role and content are read)
-                    stand_in = cast(AssistantMessage, {"role": "assistant", "content": [block]})
-                    extract_file_ops_from_message(stand_in, file_ops)
+                _odd_block_file_ops(block, file_ops)
                 continue
             if block.get("type") != "toolCall":
                 continue
@@ -149,40 +160,110 @@ def _first_messages(
     return out
 
 
-def _is_chain(path_entries: Sequence[SessionEntry]) -> bool:
+def _first_messages_checked(
+    path_entries: Sequence[SessionEntry], start: int, end: int, file_ops: FileOperations | None
+) -> list[AgentMessage]:
+    """:func:`_first_messages` for entries that are not all plain dicts."""
+    out: list[AgentMessage] = []
+    for i in range(start, end):
+        entry = path_entries[i]
+        message: AgentMessage | None = None
+        # ("type" in entry and entry["type"] == ...: entry.get("type") == ..., narrowing the entry)
+        if type(entry) is dict and "type" in entry and entry["type"] == "message":
+            message = entry.get("message")
+            if type(message) is not dict or message.get("content") is None:
+                message = None
+        if message is None:
+            message = _first_message(entry)
+            if message is None:
+                continue
+        out.append(message)
+        if file_ops is not None:
+            extract_file_ops_from_message(message, file_ops)
+    return out
+
+
+def _odd_block_file_ops(block: object, file_ops: FileOperations) -> None:
+    """The file operation of a content block that is not a plain dict (a Mapping tool call)."""
+    if isinstance(block, Mapping) and block.get("type") == "toolCall":
+        # a stand-in message holding just this block (only role and content are read)
+        stand_in = cast(AssistantMessage, {"role": "assistant", "content": [block]})
+        extract_file_ops_from_message(stand_in, file_ops)
+
+
+def _ignore_path(path: str) -> None:
+    """The file-operation recorder when no file operations are collected."""
+
+
+def _plain_types(path_entries: Sequence[SessionEntry]) -> list[object] | None:
+    """Every entry's ``type`` (``None`` when missing) if every entry is a plain dict, else ``None``."""
+    if not path_entries or set(map(type, path_entries)) != {dict}:
+        return None
+    return list(map(dict.get, cast(list[dict[str, Any]], path_entries), repeat("type")))
+
+
+def _is_chain(
+    path_entries: Sequence[SessionEntry],
+    plain: bool | None = None,
+    links: tuple[int, list[object], list[object]] | None = None,
+) -> bool:
     """True when the list already is the root -> last-entry path (unique string ids, each entry's
     parent is the entry before it, the first has no parent in the list): the parent walk of the
-    projection would return it unchanged. (Checked with whole-list operations, no Python loop.)"""
+    projection would return it unchanged. (Checked with whole-list operations, no Python loop.)
+
+    ``plain``: already known whether every entry is a plain dict. ``links``: ``(start, ids,
+    parent_ids)`` of the entries from ``start`` on, already read (:func:`_first_messages`)."""
     if not path_entries:
         return True
-    if set(map(type, path_entries)) != {dict}:
+    if plain is None:
+        plain = set(map(type, path_entries)) == {dict}
+    if not plain:
         return False
-    ids = [e.get("id") for e in path_entries]
+    dicts = cast(list[dict[str, Any]], path_entries)
+    if links is None:
+        links = (len(dicts), [], [])
+    start, known_ids, known_parents = links
+    stop = start + len(known_ids)
+
+    def column(known: list[object], key: str) -> list[object]:
+        # the field of every entry: the known ones, the rest read now (the known list is extended)
+        if start == 0:
+            known += map(dict.get, dicts[stop:], repeat(key))
+            return known
+        return [*map(dict.get, dicts[:start], repeat(key)), *known, *map(dict.get, dicts[stop:], repeat(key))]
+
+    ids = column(known_ids, "id")
     if set(map(type, ids)) != {str}:
         return False
     id_set = set(ids)
     if len(id_set) != len(ids) or "" in id_set:
         return False
-    parents = [e.get("parentId") for e in path_entries[1:]]
-    if parents != ids[:-1]:
+    parents = column(known_parents, "parentId")
+    if parents[1:] != ids[:-1]:
         return False
-    first_parent = path_entries[0].get("parentId")
+    first_parent = parents[0]
     return not (isinstance(first_parent, str) and first_parent in id_set)
 
 
-def _tokens_before(path_entries: Sequence[SessionEntry]) -> int:
+def _tokens_before(
+    path_entries: Sequence[SessionEntry],
+    plain: bool | None = None,
+    has_compaction: bool = True,
+    links: tuple[int, list[object], list[object]] | None = None,
+) -> int:
     """Pi's ``estimateContextTokens(buildSessionContext(pathEntries).messages).tokens``.
 
     The estimate only reads the context from its end back to the last assistant message with a
     usable usage, so only that tail of messages is built (scanning the context entries from the
-    end); for a list that already is a path, the parent walk of the projection is skipped too.
+    end); for a list that already is a path, the parent walk of the projection is skipped too, and
+    without a compaction entry in it the path is its own context.
     Same number as Pi's, without mapping a long path's every entry.
     """
     entries: Sequence[SessionEntry]
-    if _is_chain(path_entries):
+    if _is_chain(path_entries, plain, links):
         # (the projection returns entries of the path it is given: session entries; typed as such
         # here until the session module says so itself)
-        entries = context_entries_from_path(list(path_entries))
+        entries = context_entries_from_path(list(path_entries)) if has_compaction else path_entries
     else:
         entries = build_context_entries(path_entries)
     tail: list[AgentMessage] = []
@@ -231,11 +312,16 @@ def prepare_compaction(
     if path_entries and path_entries[-1].get("type") == "compaction":
         return None
 
+    types = _plain_types(path_entries)  # None unless every entry is a plain dict
     prev_index = -1
-    for i in range(len(path_entries) - 1, -1, -1):
-        if path_entries[i].get("type") == "compaction":
-            prev_index = i
-            break
+    if types is not None:
+        if "compaction" in types:
+            prev_index = len(types) - 1 - types[::-1].index("compaction")
+    else:
+        for i in range(len(path_entries) - 1, -1, -1):
+            if path_entries[i].get("type") == "compaction":
+                prev_index = i
+                break
     file_ops = create_file_ops()
 
     previous_summary: object = None
@@ -255,32 +341,46 @@ def prepare_compaction(
         )
         boundary_start = found if found >= 0 else prev_index + 1
 
-    tokens_before = _tokens_before(path_entries)
-    cut = find_cut_point(
-        path_entries,
-        boundary_start,
-        len(path_entries),
-        s.keep_recent_tokens,
-        message_entries_only=message_entries_only,
-    )
+    plain = types is not None
+    has_compaction = prev_index >= 0
+    # Pi computes tokensBefore first; here it is computed after the messages are collected, whose
+    # pass also reads the ids and parent ids it needs. Its result, and which error comes first
+    # for a broken path, stay as in Pi's order: on any error below it is computed first.
+    try:
+        cut = find_cut_point(
+            path_entries,
+            boundary_start,
+            len(path_entries),
+            s.keep_recent_tokens,
+            message_entries_only=message_entries_only,
+        )
+        first_kept_id: object = None
+        if cut.first_kept_entry_index < len(path_entries):
+            first_kept_id = path_entries[cut.first_kept_entry_index].get("id")
+        if not _truthy(first_kept_id):
+            _tokens_before(path_entries, plain, has_compaction)  # (its errors, as in Pi)
+            return None
 
-    if cut.first_kept_entry_index >= len(path_entries):
-        return None
-    first_kept_id = path_entries[cut.first_kept_entry_index].get("id")
-    if not _truthy(first_kept_id):
-        return None
-
-    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
-    # (the file operations of the previous compaction come first in Pi's sets: the summarised
-    # messages' calls are collected into a second set and merged behind them below)
-    summarized_ops = create_file_ops()
-    to_summarize = _first_messages(path_entries, boundary_start, history_end, summarized_ops)
-    turn_prefix: list[AgentMessage] = []
-    if cut.is_split_turn:
-        for i in range(cut.turn_start_index, cut.first_kept_entry_index):
-            msg = _first_message(path_entries[i])
-            if msg is not None:
-                turn_prefix.append(msg)
+        history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
+        # (the file operations of the previous compaction come first in Pi's sets: the summarised
+        # messages' calls are collected into a second set and merged behind them below)
+        summarized_ops = create_file_ops()
+        ids: list[object] = []
+        parents: list[object] = []
+        to_summarize = _first_messages(
+            path_entries, boundary_start, history_end, summarized_ops, types, (ids, parents)
+        )
+        turn_prefix: list[AgentMessage] = []
+        if cut.is_split_turn:
+            for i in range(cut.turn_start_index, cut.first_kept_entry_index):
+                msg = _first_message(path_entries[i])
+                if msg is not None:
+                    turn_prefix.append(msg)
+    except Exception:
+        _tokens_before(path_entries, plain, has_compaction)  # Pi's order: its error first
+        raise
+    links = (boundary_start, ids, parents) if plain and boundary_start <= history_end else None
+    tokens_before = _tokens_before(path_entries, plain, has_compaction, links)
     if not to_summarize and not turn_prefix:
         return None
 

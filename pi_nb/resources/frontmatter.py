@@ -35,6 +35,12 @@ on another line must be indented more than the enclosing block (a closing bracke
 column); control characters, U+0085, U+2028, U+2029, lone surrogates are ordinary characters; a
 block scalar at the end of the frontmatter keeps its final newline (``|`` -> ``"text\n"``).
 
+Speed: where libyaml is available (PyYAML's ``CParser``, in PyYAML's wheels) and the text has none of
+the constructs the patches above change (tabs, glued comments, multi-line quoted or flow content,
+unusual tags, directives, special characters...), libyaml composes the node graph and the same
+converter builds the values, about 7x faster; any doubt or error goes to the exact parser, so values
+and messages do not depend on it (tests/test_frontmatter_fast.py compares both on generated YAML).
+
 Parse errors raise :class:`pi_nb.errors.FrontmatterError`; the message names the line and column
 (``... at line 2, column 14``, relative to the first YAML line) but its wording is PyYAML's, not the
 JS library's.
@@ -695,12 +701,115 @@ _STAND_IN_BASE = 0xF0000
 _STAND_INS = re.compile("[\U000f0000-\U000fffff]")
 
 
+# --- the C fast path: libyaml (PyYAML's CParser) composes the node graph; the same _Converter turns
+# it into values. It is only used where libyaml and the exact parser above read the text the same
+# way: no tab, BOM, directive, document marker, comment glued to a token (`"x"#c`), special
+# character (_SPECIAL_CHARS), multi-line quoted scalar or flow collection (the overrides above change
+# how those are scanned), and no error (duplicate anchors, undefined aliases, syntax errors, duplicate
+# keys, the alias limit...). Anything else, and any failure, goes to the exact parser, so values and
+# error messages are the exact parser's (tests/test_frontmatter_fast.py compares both on generated YAML).
+
+try:
+    import yaml.cyaml as _cyaml
+except ImportError:  # PyYAML built without libyaml: the exact parser only
+    _cyaml = None  # type: ignore[assignment]
+
+# ... and tags only of the forms `!!name` and `!name` (libyaml scans other tag text, `!:!`, `!<x>`,
+# `!a!b`, differently; its composer resolves the non-specific `! x` as a plain scalar)
+_NOT_FAST = re.compile(
+    r"[\t\ufeff]|[^ \n]#|^(?:%|---|\.\.\.)|(?:^|[ \[{,])!(?!!?[A-Za-z0-9][A-Za-z0-9-]*[ \n])", re.MULTILINE
+)
+
+
+class _Unsafe(Exception):
+    """The composed graph has a construct whose scanning the exact parser changes."""
+
+
+if _cyaml is not None:
+
+    class _CLoader(_cyaml.CBaseLoader):
+        """libyaml's parser and composer; untagged plain scalars get _PLAIN_TAG, as in _Loader."""
+
+        yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
+
+
+_FLOW_PLAIN_UNSAFE = re.compile(r"[:?]")
+
+
+def _with_alias_refs(node: Node, seen: set[int], aliased: set[int], flow: bool) -> None:
+    """Check ``node``'s subtree for the constructs above (and, inside a flow collection, a plain
+    scalar holding ``:`` or ``?``, which libyaml scans more leniently); a node met again is an
+    alias: replace that occurrence by an :class:`_AliasRef` (the exact composer's graph) and record
+    its target."""
+    seen.add(id(node))
+    if isinstance(node, ScalarNode):
+        if not node.style:  # plain ('' from libyaml's composer)
+            if flow and _FLOW_PLAIN_UNSAFE.search(node.value):
+                raise _Unsafe
+        elif node.style in ("'", '"') and node.start_mark.line != node.end_mark.line:
+            raise _Unsafe
+        return
+    if getattr(node, "flow_style", None):
+        if node.start_mark.line != node.end_mark.line:
+            raise _Unsafe
+        flow = True
+    items = node.value
+    if isinstance(node, SequenceNode):
+        for i, child in enumerate(items):
+            if id(child) in seen:
+                aliased.add(id(child))
+                items[i] = _AliasRef(child, child.start_mark)
+            else:
+                _with_alias_refs(child, seen, aliased, flow)
+        return
+    for i, (key, value) in enumerate(items):
+        pair: list[Any] = [key, value]
+        for j, child in enumerate(pair):
+            if id(child) in seen:
+                aliased.add(id(child))
+                pair[j] = _AliasRef(child, child.start_mark)
+            else:
+                _with_alias_refs(child, seen, aliased, flow)
+        if pair[0] is not key or pair[1] is not value:
+            items[i] = (pair[0], pair[1])
+
+
+_NO_RESULT = object()
+
+
+def _parse_yaml_fast(text: str) -> Any:
+    """``text`` (ending in a line break) through libyaml, or ``_NO_RESULT`` when the exact parser
+    must read it."""
+    if _cyaml is None or _NOT_FAST.search(text) or _SPECIAL_CHARS.search(text):
+        return _NO_RESULT
+    try:
+        loader = _CLoader(text)
+        try:
+            root = loader.get_single_node()
+        finally:
+            loader.dispose()
+        if root is None:
+            return None
+        aliased: set[int] = set()
+        _with_alias_refs(root, set(), aliased, False)
+        return _Converter(text, aliased, None).convert(root)
+    except Exception:  # any error or doubt: the exact parser decides (and words the error)
+        return _NO_RESULT
+
+
 def _parse_yaml(text: str) -> Any:
     # The YAML ends where the closing `---` line starts, i.e. without a final line break. The JS
     # library still ends a clipped/kept block scalar (`|`, `>`, `|+`) with "\n" there; PyYAML does
     # not unless the stream ends with one, so give it one (line/column positions are unchanged).
     if not text.endswith("\n"):
         text += "\n"
+    fast = _parse_yaml_fast(text)
+    if fast is not _NO_RESULT:
+        return fast
+    return _parse_yaml_exact(text)
+
+
+def _parse_yaml_exact(text: str) -> Any:
     source = text
     # Characters PyYAML refuses (control characters, lone surrogates, U+FFFE) or reads as line
     # breaks (YAML 1.1's U+0085, U+2028, U+2029) are ordinary characters in YAML 1.2 and in the

@@ -279,6 +279,8 @@ class SettingsManager:
         self._modified: dict[SettingsScope, dict[str, set[str] | None]] = {"global": {}, "project": {}}
         self._overrides: Settings = {}
         self._settings: Settings = self._merged()
+        # get_compaction_settings(): the raw values (with their types) and the checked result
+        self._compaction_cache: tuple[list[tuple[type, Any]], CompactionSettings] | None = None
 
     # --- construction
 
@@ -525,16 +527,23 @@ class SettingsManager:
         (a non-numeric or non-boolean value raises :class:`~pi_nb.errors.CompactionError`)."""
         from pi_nb.compaction.settings import CompactionSettings
 
-        return CompactionSettings.from_dict(
-            {
-                "enabled": _nested(self._settings, "compaction", "enabled", True),
-                "reserveTokens": self.get_compaction_reserve_tokens(),
-                "keepRecentTokens": self.get_compaction_keep_recent_tokens(),
-                "maxAutoCompactionsPerPrompt": _nested(
-                    self._settings, "compaction", "maxAutoCompactionsPerPrompt", 3
-                ),
-            }
-        )
+        raw = {
+            "enabled": _nested(self._settings, "compaction", "enabled", True),
+            "reserveTokens": self.get_compaction_reserve_tokens(),
+            "keepRecentTokens": self.get_compaction_keep_recent_tokens(),
+            "maxAutoCompactionsPerPrompt": _nested(
+                self._settings, "compaction", "maxAutoCompactionsPerPrompt", 3
+            ),
+        }
+        # the checked value of the same raw values (same types too: True is not 1 here) is reused:
+        # a turn asks several times, the settings rarely change
+        key = [(type(v), v) for v in raw.values()]
+        cached = self._compaction_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        result = CompactionSettings.from_dict(raw)
+        self._compaction_cache = (key, result)
+        return result
 
     def get_branch_summary_settings(self) -> BranchSummarySettings:
         """Pi's ``getBranchSummarySettings()`` (``reserveTokens`` 16384, ``skipPrompt`` false)."""

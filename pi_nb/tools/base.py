@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import queue
 import stat
 import threading
 from collections.abc import Callable, Mapping
@@ -304,12 +305,64 @@ def tool_schema(tool: Any) -> ToolSchema:
     return cast("ToolSchema", out)
 
 
+class _DaemonWorkers:
+    """Daemon threads that run blocking calls one after another, started on demand: a call goes to
+    an idle worker, or to a new one when every worker is busy (a call blocked forever holds only
+    its own thread). A worker idle for ``IDLE_SECONDS`` ends. (Starting a thread per call costs
+    the calling loop a thread start, and a wait for the new thread to be scheduled, every time.)"""
+
+    IDLE_SECONDS = 30.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Callable[[Any], None]]] = queue.SimpleQueue()
+        self._idle = 0  # waiting workers no submitted job has claimed yet
+
+    def submit(self, compute: Callable[[], Any], deliver: Callable[[Any], None]) -> None:
+        """Run ``compute()`` (which must not raise) on a worker, then ``deliver(its result)`` there."""
+        with self._lock:
+            spawn = self._idle == 0
+            if not spawn:
+                self._idle -= 1  # claimed: that worker takes this job
+        self._jobs.put((compute, deliver))
+        if spawn:
+            threading.Thread(target=self._work, name="pi-nb-tool-io", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            try:
+                compute, deliver = self._jobs.get(timeout=self.IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0:  # no job is on its way to this worker: end
+                        self._idle -= 1
+                        return
+                continue  # a submitted job claimed this worker: take it
+            outcome = compute()
+            with self._lock:  # idle again *before* the caller hears back (and submits the next)
+                self._idle += 1
+            with contextlib.suppress(Exception):  # (``deliver`` reports to the caller itself)
+                deliver(outcome)
+
+    def reset_after_fork(self) -> None:
+        """In a forked child the workers do not exist: start afresh."""
+        self._lock = threading.Lock()
+        self._jobs = queue.SimpleQueue()
+        self._idle = 0
+
+
+_workers = _DaemonWorkers()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_workers.reset_after_fork)
+
+
 def run_in_daemon_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
     """Run blocking ``fn(*args)`` on a daemon thread; the future resolves on the calling loop.
 
     Unlike ``asyncio.to_thread`` the thread is not part of the loop's executor, so a call that
     stays blocked after its tool was aborted (a FIFO with no writer, a hung network mount) does
-    not keep ``asyncio.run`` from returning.
+    not keep ``asyncio.run`` from returning. The threads are reused (:class:`_DaemonWorkers`);
+    a blocked call keeps its own.
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
@@ -322,16 +375,17 @@ def run_in_daemon_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         else:
             future.set_exception(value)
 
-    def work() -> None:
+    def compute() -> tuple[bool, Any]:
         try:
-            result: Any = fn(*args)
-            ok = True
+            return True, fn(*args)
         except BaseException as exc:  # delivered to the awaiting task
-            result, ok = exc, False
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
-            loop.call_soon_threadsafe(settle, ok, result)
+            return False, exc
 
-    threading.Thread(target=work, name="pi-nb-tool-io", daemon=True).start()
+    def deliver(outcome: tuple[bool, Any]) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    _workers.submit(compute, deliver)
     return future
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import math
 import os
 import stat
@@ -466,13 +467,26 @@ class ReadTool(AgentTool):
         work = run_in_daemon_thread(self._read, params, ctx, signal)
         if signal is None:
             return await work
-        # Pi rejects as soon as the signal fires, even while the file is still being read.
-        aborted = asyncio.ensure_future(signal.wait())
+        # Pi rejects as soon as the signal fires, even while the file is still being read. (One
+        # future woken by whichever comes first: the read or the abort, from any thread.)
+        loop = asyncio.get_running_loop()
+        first: asyncio.Future[None] = loop.create_future()
+
+        def settle(_: object = None) -> None:
+            if not first.done():
+                first.set_result(None)
+
+        def on_abort() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+                loop.call_soon_threadsafe(settle)
+
+        work.add_done_callback(settle)
+        remove = signal.add_listener(on_abort)
         try:
-            done, _ = await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            await first
         finally:
-            aborted.cancel()
-        if work in done:
+            remove()
+        if work.done():
             return work.result()
         work.add_done_callback(_consume)  # the read finishes in the background; its outcome is dropped
         raise ToolError("Operation aborted")

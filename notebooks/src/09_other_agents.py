@@ -137,8 +137,14 @@ from pi_nb.notebook import session_tree, token_budget
 claude_with_compaction = sessions[(sessions["harness"] == "claude-code") & (sessions["compactions"] > 0)]["session_file"].iloc[0]
 session_tree(claude_with_compaction)
 
+# %% [markdown]
+# The budget of the Claude Code session that ran closest to its window: Claude Code's
+# `input_tokens` + cache reads + cache writes of the last response are the provider usage Pi's
+# threshold reads.
+
 # %%
-token_budget(claude_with_compaction, model_context_window=200_000)
+fullest = sessions[sessions["harness"] == "claude-code"].sort_values("last_context_tokens").iloc[-1]["session_file"]
+token_budget(fullest, model_context_window=200_000)
 
 # %% [markdown]
 # ## What if Claude Code and Codex had used Pi's policy?

@@ -34,12 +34,13 @@ import os
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from pi_nb.harness.types import ForeignSession
 from pi_nb.providers.catalog import calculate_cost, find_model
+from pi_nb.session.types import FileEntry
 
 __all__ = ["HARNESS", "looks_like", "read"]
 
@@ -870,6 +871,6 @@ def read(data: bytes, path: str | None = None) -> ForeignSession:
     return ForeignSession(
         harness=HARNESS,
         path=path,
-        entries=[_header(reader, path), *entries],
+        entries=cast("list[FileEntry]", [_header(reader, path), *entries]),  # plain dicts in Pi's shapes
         problems=sorted(reader.problems),
     )

@@ -48,12 +48,13 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from pi_nb.harness.types import ForeignSession
 from pi_nb.messages import js_date_ms
+from pi_nb.session.types import FileEntry
 
 __all__ = ["HARNESS", "looks_like", "read"]
 
@@ -865,7 +866,9 @@ class _Reader:
             self._ensure_header(1)
         self._flush_pending()
         self.problems.sort(key=lambda p: p[0])
-        return ForeignSession(harness=HARNESS, path=self.path, entries=self.entries, problems=self.problems)
+        # plain dicts in Pi's entry shapes (the tests load every one into a SessionManager)
+        entries = cast("list[FileEntry]", self.entries)
+        return ForeignSession(harness=HARNESS, path=self.path, entries=entries, problems=self.problems)
 
 
 def read(data: bytes, path: str | None = None) -> ForeignSession:

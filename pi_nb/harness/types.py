@@ -19,7 +19,10 @@ This module imports nothing from the rest of pi_nb but the session manager.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from pi_nb.session.types import FileEntry, SessionHeader
 
 __all__ = ["ForeignSession"]
 
@@ -32,16 +35,16 @@ class ForeignSession:
     """``"claude-code"`` or ``"codex"`` (the header's ``harness`` field says the same)."""
     path: str | None
     """The file read (``None`` when the bytes came from elsewhere)."""
-    entries: list[dict[str, Any]]
+    entries: list[FileEntry]
     """Pi file entries, the header first: ``{"type": "session", "version": 3, "id", "timestamp",
     "cwd", "harness", ...}``, then message / compaction / model_change / custom entries."""
     problems: list[tuple[int, str]] = field(default_factory=list)
     """``(1-based line, reason)`` for each line that could not be used."""
 
     @property
-    def header(self) -> dict[str, Any]:
+    def header(self) -> SessionHeader:
         """The session header (``entries[0]``)."""
-        return self.entries[0]
+        return cast("SessionHeader", self.entries[0])
 
     def manager(self) -> Any:
         """The session as an in-memory :class:`~pi_nb.session.manager.SessionManager` (nothing is
@@ -49,4 +52,4 @@ class ForeignSession:
         from pi_nb.session.manager import SessionManager
 
         cwd = self.header.get("cwd")
-        return SessionManager.in_memory(cwd if isinstance(cwd, str) else None, entries=cast(Any, self.entries))
+        return SessionManager.in_memory(cwd if isinstance(cwd, str) else None, entries=self.entries)

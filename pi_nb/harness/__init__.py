@@ -127,4 +127,4 @@ def _source_reader(path: str) -> ForeignSession | None:
     return None
 
 
-register_foreign_reader(_source_reader)
+register_foreign_reader(_source_reader, "Claude Code transcript or Codex CLI rollout")

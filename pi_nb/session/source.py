@@ -47,6 +47,7 @@ __all__ = [
     "load_session_file",
     "load_session_item",
     "load_session_source",
+    "not_a_session",
     "open_session_source",
     "read_session",
     "register_foreign_reader",
@@ -92,11 +93,25 @@ format) or an object with ``entries`` (Pi file entries, header first) and ``prob
 _FOREIGN_READERS: list[ForeignReader] = []
 
 
-def register_foreign_reader(reader: ForeignReader) -> None:
+_FOREIGN_FORMATS: list[str] = []
+
+
+def register_foreign_reader(reader: ForeignReader, formats: str = "") -> None:
     """Offer every file that is not a Pi session to ``reader`` before refusing it (importing
-    :mod:`pi_nb.harness` registers the Claude Code and Codex readers)."""
+    :mod:`pi_nb.harness` registers the Claude Code and Codex readers); ``formats`` names what it
+    reads, for the error of a file nobody reads."""
     if reader not in _FOREIGN_READERS:
         _FOREIGN_READERS.append(reader)
+        if formats:
+            _FOREIGN_FORMATS.append(formats)
+
+
+def not_a_session(path: str) -> str:
+    """The reason a file is refused: not a Pi session, nor a transcript a registered reader reads."""
+    if not _FOREIGN_READERS:
+        return f"not a pi session (no header with a string id): {path}"
+    what = " or ".join(_FOREIGN_FORMATS) or "another agent's transcript pi_nb reads"
+    return f"not a pi session (no header with a string id), nor a {what}: {path}"
 
 
 def _read_foreign(path: str) -> Any | None:
@@ -144,7 +159,7 @@ def load_session_file(path: str) -> SessionManager:
             if found.problems:
                 warn_problems(path, [(path, n, r) for n, r in found.problems])
             return _foreign_manager(found)
-        raise NotebookError(str(exc)) from None
+        raise NotebookError(not_a_session(path) if _FOREIGN_READERS else str(exc)) from None
 
 
 def read_session(path: str | os.PathLike[str]) -> SessionFileContents:
@@ -307,7 +322,7 @@ def load_session_item(
         if found is not None:
             return _load_foreign(found, path, strict, problems)
         if raises:
-            raise InvalidSessionFileError(f"Session file is not a valid pi session: {path}")
+            raise InvalidSessionFileError(not_a_session(path))
         skip(
             "not a pi session (no header with a string id)"
             + (", nor another agent's transcript pi_nb reads" if _FOREIGN_READERS else "")

@@ -102,6 +102,7 @@ from pi_nb.harness import open_foreign
 from pi_nb.messages import AgentMessage, AssistantMessage, Usage
 from pi_nb.session.context import session_entry_to_context_messages
 from pi_nb.session.manager import SessionManager
+from pi_nb.session.source import not_a_session
 from pi_nb.session.types import (
     CompactionEntry,
     FileEntry,
@@ -1432,11 +1433,11 @@ def _load(
             manager = SessionManager.in_memory_from_file(path)
         except FileNotFoundError:
             raise ReplayError(f"no such session file: {path}") from None
-        except InvalidSessionFileError as exc:
+        except InvalidSessionFileError:
             try:  # another agent's transcript (Claude Code, Codex): read into Pi's entries
                 manager = open_foreign(path)
             except InvalidSessionFileError:
-                raise ReplayError(str(exc)) from None
+                raise ReplayError(not_a_session(path)) from None
         session_file = path
     elif isinstance(session, Sequence) and not isinstance(session, (bytes, bytearray)):
         if not all(isinstance(e, Mapping) for e in session):

@@ -69,7 +69,7 @@ from pi_nb.session.jsonl import (
 from pi_nb.session.migrations import CURRENT_SESSION_VERSION, _js_number
 from pi_nb.session.types import FileEntry, SessionEntry, SessionHeader
 
-__all__ = ["LazyEntries", "LazyIndex", "read_session_file_lazy"]
+__all__ = ["EntriesView", "LazyEntries", "LazyIndex", "entries_parsed", "read_session_file_lazy"]
 
 _msgspec: Any
 try:
@@ -82,6 +82,20 @@ NOT_AN_OBJECT: Any = object()
 
 _NOT_OPENERS = bytes(c for c in range(256) if c not in b"[{")
 _MAX_READ = 8 << 20  # bytes read back in one pread when materialising a run of entries
+
+
+_parsed_total = 0
+
+
+def entries_parsed() -> int:
+    """How many entries every :class:`LazyEntries` of this process parsed so far (a counter for
+    tests and benchmarks: that an operation parses only the entries it needs)."""
+    return _parsed_total
+
+
+def _count_parsed(n: int) -> None:
+    global _parsed_total
+    _parsed_total += n
 
 
 def _make_decoder() -> Callable[[bytes], Any] | None:
@@ -152,9 +166,18 @@ class LazyEntries(Sequence[SessionEntry]):
     other types).
     """
 
-    def __init__(self, path: str, fd: int) -> None:
+    def __init__(
+        self,
+        path: str,
+        fd: int,
+        *,
+        keep_open: bool = False,
+        parse: Callable[[bytes], Any] | None = None,
+    ) -> None:
         self.path = path
         self._fd = fd
+        self._keep_open = keep_open  # a file still growing: more spans may come (closed on close())
+        self._parse = parse  # the parser of a line (default: read_session_file's)
         self._cache: list[Any] = []
         self._starts = array("q")
         self._ends = array("q")
@@ -225,6 +248,22 @@ class LazyEntries(Sequence[SessionEntry]):
             del self.roles[base:]
             self.roles.extend(roles)
         self._unparsed += k
+
+    def index_line(self, start: int, raw: bytes) -> bool:
+        """Index one complete line (``raw``, without its newline, at byte ``start`` of the file)
+        when the struct pass accepts it and it is not a ``session`` line; ``False`` otherwise (the
+        caller then takes its eager path)."""
+        decode = _stub_decode
+        if decode is None or raw[:1] != b"{" or (len(raw) >= _DEEP and not _shallow(raw)):
+            return False
+        try:
+            stub = decode(raw)
+        except _ERRORS:
+            return False
+        if stub.type == "session":
+            return False
+        self._add_span(start, start + len(raw), stub)
+        return True
 
     def append(self, entry: Any) -> None:
         """Add a parsed entry (a dict) at the end: a line that took the eager path, or an entry
@@ -314,6 +353,8 @@ class LazyEntries(Sequence[SessionEntry]):
                 data = self._pread(first, last_end - first)
                 view = memoryview(data)
                 loads = cast(Callable[[memoryview], Any] | None, _orjson_loads)  # (orjson reads buffers)
+                if self._parse is not None:
+                    loads = None
                 ids = self.ids
                 for p in todo[i : j + 1]:
                     line = view[starts[p] - first : ends[p] - first]
@@ -326,10 +367,11 @@ class LazyEntries(Sequence[SessionEntry]):
                     if type(value) is dict and value.get("id", UNDEFINED) == ids[p]:
                         cache[p] = value
                         self._unparsed -= 1
+                        _count_parsed(1)
                     else:
                         self._set(p, line.tobytes())
                 i = j + 1
-        if self._unparsed == 0:
+        if self._unparsed == 0 and not self._keep_open:
             self._closer()
 
     def _pread(self, offset: int, size: int) -> bytes:
@@ -347,7 +389,7 @@ class LazyEntries(Sequence[SessionEntry]):
 
     def _set(self, pos: int, raw: bytes) -> None:
         try:
-            value = _parse_line(raw)
+            value = (self._parse or _parse_line)(raw)
         except (ValueError, RecursionError):
             value = None
         if type(value) is not dict or value.get("id", UNDEFINED) != self.ids[pos]:
@@ -357,6 +399,7 @@ class LazyEntries(Sequence[SessionEntry]):
             )
         self._cache[pos] = value
         self._unparsed -= 1
+        _count_parsed(1)
 
     def last_of_type(self, etype: str) -> SessionEntry | None:
         """The last entry whose ``type`` is ``etype`` (only that one is parsed)."""
@@ -379,6 +422,47 @@ def _close_fd(fd: int) -> None:
         os.close(fd)
     except OSError:  # pragma: no cover
         pass
+
+
+class EntriesView(Sequence[SessionEntry]):
+    """Positions ``start:stop`` of :class:`LazyEntries`, fixed at creation (a snapshot of a growing
+    list): indexing parses one entry, iterating parses the range at once. Equal to a list or tuple
+    of the same entries."""
+
+    def __init__(self, entries: LazyEntries | None, start: int = 0, stop: int | None = None) -> None:
+        self.entries = entries
+        self.start = start
+        self.stop = start if entries is None else len(entries) if stop is None else stop
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    @overload
+    def __getitem__(self, index: int) -> SessionEntry: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[SessionEntry]: ...
+    def __getitem__(self, index: int | slice) -> SessionEntry | list[SessionEntry]:
+        positions = range(self.start, self.stop)
+        if isinstance(index, slice):
+            return [] if self.entries is None else self.entries.materialize(positions[index])
+        pos = positions[index]  # (raises IndexError out of range)
+        assert self.entries is not None
+        return self.entries[pos]
+
+    def __iter__(self) -> Iterator[SessionEntry]:
+        if self.entries is None or self.stop == self.start:
+            return iter(())
+        return iter(self.entries.materialize(range(self.start, self.stop)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EntriesView | list | tuple):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"EntriesView({len(self)} entries of {self.entries.path if self.entries else None!r})"
 
 
 class FileEntriesView(Sequence[FileEntry]):
@@ -416,9 +500,11 @@ class LazyIndex(Mapping[Any, SessionEntry]):
     """``{entry id: entry}`` over :class:`LazyEntries` (a later entry with the same id wins, as
     in Pi's ``Map``); looking an entry up parses it."""
 
-    def __init__(self, entries: LazyEntries) -> None:
+    def __init__(self, entries: LazyEntries, positions: dict[Any, int] | None = None) -> None:
         self.entries = entries
-        self.positions: dict[Any, int] = dict(zip(entries.ids, range(len(entries.ids)), strict=True))
+        self.positions: dict[Any, int] = (
+            dict(zip(entries.ids, range(len(entries.ids)), strict=True)) if positions is None else positions
+        )
 
     def __getitem__(self, key: Any) -> SessionEntry:
         return self.entries[self.positions[key]]

@@ -28,6 +28,7 @@ entry read back no longer has the id the index holds
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import threading
 import weakref
@@ -173,9 +174,11 @@ class LazyEntries(Sequence[SessionEntry]):
         *,
         keep_open: bool = False,
         parse: Callable[[bytes], Any] | None = None,
+        data: bytes | None = None,
     ) -> None:
         self.path = path
         self._fd = fd
+        self._data = data  # the file's bytes, when it was read into memory (then no descriptor)
         self._keep_open = keep_open  # a file still growing: more spans may come (closed on close())
         self._parse = parse  # the parser of a line (default: read_session_file's)
         self._cache: list[Any] = []
@@ -189,6 +192,8 @@ class LazyEntries(Sequence[SessionEntry]):
         self._shared: dict[Any, Any] = {}  # one object per distinct type or role string
         self._lock = threading.Lock()  # (two threads may ask for unparsed entries at once)
         self._closer = weakref.finalize(self, _close_fd, fd)
+        if data is not None:
+            self._closer.detach()
 
     # --- building -------------------------------------------------------------------------
 
@@ -375,6 +380,8 @@ class LazyEntries(Sequence[SessionEntry]):
             self._closer()
 
     def _pread(self, offset: int, size: int) -> bytes:
+        if self._data is not None:
+            return self._data[offset : offset + size]
         chunks = []
         got = 0
         while got < size:
@@ -418,6 +425,8 @@ class LazyEntries(Sequence[SessionEntry]):
 
 
 def _close_fd(fd: int) -> None:
+    if fd < 0:
+        return  # (entries read from memory: no descriptor)
     try:
         os.close(fd)
     except OSError:  # pragma: no cover
@@ -527,7 +536,9 @@ class LazyIndex(Mapping[Any, SessionEntry]):
         self.positions[key] = len(self.entries) - 1
 
 
-def read_session_file_lazy(path: str | os.PathLike[str]) -> tuple[SessionFileContents, LazyEntries | None]:
+def read_session_file_lazy(
+    path: str | os.PathLike[str], *, in_memory: bool = False
+) -> tuple[SessionFileContents, LazyEntries | None]:
     """:func:`~pi_nb.session.jsonl.read_session_file`, indexing the entries instead of parsing them.
 
     Returns the contents (its ``entries`` hold only the header when the second value is not
@@ -537,6 +548,10 @@ def read_session_file_lazy(path: str | os.PathLike[str]) -> tuple[SessionFileCon
     rewrites every entry), or another ``session`` line after the header (the manager leaves those
     out of its entries). Problems, line numbers, ``size``, ``line_count`` and the torn-line flag
     are those of ``read_session_file`` in every case.
+
+    ``in_memory=True``: the file's bytes are read at once and the entries are parsed from them
+    (no descriptor stays open: for loaders of many files, which would otherwise hold one per
+    file until every entry of it is parsed).
     """
     from pi_nb.session.jsonl import read_session_file
 
@@ -548,6 +563,13 @@ def read_session_file_lazy(path: str | os.PathLike[str]) -> tuple[SessionFileCon
         f = open_session_for_read(p)
     except FileNotFoundError:
         return SessionFileContents(p, False, 0, False, []), None
+    if in_memory:
+        with f:
+            data = f.read()
+        result = _read_lazy(p, io.BytesIO(data), -1, decode, data)
+        if result is None:
+            return read_session_file(p), None
+        return result
     fd = os.dup(f.fileno())
     try:
         result = _read_lazy(p, f, fd, decode)
@@ -577,12 +599,12 @@ def _decode_block(block: list[bytes], decode: Callable[[bytes], Any]) -> list[An
 
 
 def _read_lazy(
-    p: str, f: Any, fd: int, decode: Callable[[bytes], Any]
+    p: str, f: Any, fd: int, decode: Callable[[bytes], Any], data: bytes | None = None
 ) -> tuple[SessionFileContents, LazyEntries] | None:
     head: list[FileEntry] = []
     problems: list[LoadProblem] = []
     lines = array("I")
-    lazy = LazyEntries(p, fd)
+    lazy = LazyEntries(p, fd, data=data)
     lazy._closer.detach()  # the caller closes fd on failure; re-armed below
     add_span = lazy._add_span
     add_parsed = lazy.append
@@ -590,7 +612,7 @@ def _read_lazy(
     n = 0
     offset = 0
     with gc_paused(), f:
-        reader = _LineReader(f, os.fstat(f.fileno()).st_size)
+        reader = _LineReader(f, len(data) if data is not None else os.fstat(f.fileno()).st_size)
         for block in reader:
             if header_seen and block:
                 stubs = _decode_block(block, decode)
@@ -686,8 +708,8 @@ def _read_lazy(
     if all(line == i for i, line in enumerate(lines, 1)):
         line_numbers = None
     lazy._closer = weakref.finalize(lazy, _close_fd, fd)
-    if lazy.all_parsed():
-        lazy._closer()
+    if lazy.all_parsed() or data is not None:
+        lazy._closer()  # (no descriptor kept: closed now, or there is none)
     contents = SessionFileContents(
         path=p,
         exists=True,

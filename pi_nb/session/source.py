@@ -35,6 +35,7 @@ from pi_nb.errors import (
     SessionFileTypeError,
 )
 from pi_nb.session.jsonl import SessionFileContents, read_session_file
+from pi_nb.session.lazy import read_session_file_lazy
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.paths import session_files_under
 
@@ -283,7 +284,9 @@ def load_session_item(
             warn_problems(path, problems[-1:])
 
     try:
-        contents = read_session_file(path)
+        # a current-version Pi file is indexed, its entries parsed when a frame asks for them;
+        # its bytes are read at once, so no descriptor stays open (a corpus of thousands of files)
+        contents, lazy = read_session_file_lazy(path, in_memory=True)
     except (SessionFileTypeError, OSError) as exc:
         # a FIFO, a device or a socket (refused unread), a link that loops, a file that cannot be
         # opened: one bad file of a folder is skipped with its reason, it does not end the folder
@@ -327,6 +330,16 @@ def load_session_item(
     raw_cwd = contents.entries[0].get("cwd")
     cwd = raw_cwd if isinstance(raw_cwd, str) else None
     try:
+        if lazy is not None:
+            manager = SessionManager(
+                cwd if cwd is not None else os.getcwd(),
+                "",
+                None,
+                False,
+                preloaded_file=contents,
+                preloaded_lazy=lazy,
+            )
+            return manager, path, len(file_problems)
         return SessionManager.in_memory(cwd, entries=contents.entries), path, len(file_problems)
     except PiNbError as exc:
         if strict:

@@ -641,17 +641,28 @@ def message_contexts(s: LoadedSession) -> Iterator[MessageRow]:
             yield MessageRow(s, i, s.entries[i], msgs)
 
 
+_UNSET_CALL: Any = object()
+
+
 class ToolResultRow(EntryRow):
     """A ``toolResult`` message entry, its details and the call that asked for it."""
 
-    __slots__ = ("call", "details", "m", "trunc")
+    __slots__ = ("_call", "details", "m", "trunc")
 
     def __init__(self, s: LoadedSession, i: int, e: SessionEntry, m: Mapping[str, Any]) -> None:
         super().__init__(s, i, e)
         self.m = m
         self.details = mapping(m.get("details"))
         self.trunc = mapping(self.details.get("truncation"))
-        self.call = s.tool_calls().get(str(m.get("toolCallId")))
+        self._call: Any = _UNSET_CALL
+
+    @property
+    def call(self) -> tuple[str | None, Any] | None:
+        """``(entry id, arguments)`` of the call that asked for this result (looked up when a
+        column reads it: the session's tool calls are gathered then)."""
+        if self._call is _UNSET_CALL:
+            self._call = self.s.tool_calls().get(str(self.m.get("toolCallId")))
+        return cast("tuple[str | None, Any] | None", self._call)
 
     def text(self) -> str:
         return content_text(self.m.get("content"))

@@ -175,7 +175,8 @@ def random_session(rng: random.Random, n: int, odd: bool = True) -> bytes:
         elif r < 0.87:
             add({**base, "id": 7 + i, "type": "custom", "customType": "x"})  # a non-string id
         elif r < 0.88:
-            lines.append('{"type":"message","id":"d%d","type":"custom","message":{"role":"user","role":"assistant"}}' % i)
+            # duplicate keys: the last one wins
+            lines.append('{"type":"message","id":"d' + str(i) + '","type":"custom","message":{"role":"user","role":"assistant"}}')
         else:
             add({**base, "type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "q"}]}})
     return ("\n".join(lines) + ("\n" if rng.random() < 0.8 else "")).encode()

@@ -41,6 +41,7 @@ from typing import Any, cast, overload
 from pi_nb._js import UNDEFINED, Undefined
 from pi_nb._js import js_truthy as _truthy
 from pi_nb.errors import EntryCycleError, SessionError
+from pi_nb.session import jsonl as _jsonl
 from pi_nb.session.context import (
     SessionContext,
     SessionContextModel,
@@ -65,7 +66,6 @@ from pi_nb.session.jsonl import (
     _problem,
     _shallow,
     gc_paused,
-    open_session_for_read,
 )
 from pi_nb.session.migrations import CURRENT_SESSION_VERSION, _js_number
 from pi_nb.session.types import FileEntry, SessionEntry, SessionHeader
@@ -560,12 +560,12 @@ def read_session_file_lazy(
     if decode is None or not hasattr(os, "pread"):  # pragma: no cover - without msgspec, or pread
         return read_session_file(p), None
     try:
-        f = open_session_for_read(p)
+        f = _jsonl.open_session_for_read(p)  # (looked up on the module: the one opener of session files)
     except FileNotFoundError:
         return SessionFileContents(p, False, 0, False, []), None
     if in_memory:
         with f:
-            data = f.read()
+            data = _read_upto(f, os.fstat(f.fileno()).st_size)  # what the file held at the call
         result = _read_lazy(p, io.BytesIO(data), -1, decode, data)
         if result is None:
             return read_session_file(p), None
@@ -580,6 +580,19 @@ def read_session_file_lazy(
         os.close(fd)
         return read_session_file(p), None
     return result
+
+
+def _read_upto(f: Any, size: int) -> bytes:
+    """The first ``size`` bytes of ``f`` (fewer if it is shorter now)."""
+    chunks: list[bytes] = []
+    left = size
+    while left > 0:
+        chunk = f.read(left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _decode_block(block: list[bytes], decode: Callable[[bytes], Any]) -> list[Any] | None:

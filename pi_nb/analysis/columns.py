@@ -29,7 +29,6 @@ from pi_nb.analysis.extract import (
     UsageRow,
     content_images,
     entry_role,
-    pi_tree_leaves,
     short_text,
 )
 from pi_nb.errors import NotebookError
@@ -288,7 +287,7 @@ SESSION_SPEC: tuple[Column, ...] = (
     Column("compactions", I, _sum("compactions")),
     Column("branch_summaries", I, _sum("branch_summaries")),
     Column("branch_points", I, lambda r: sum(1 for n in r.s.children().values() if n > 1)),
-    Column("leaves", I, lambda r: pi_tree_leaves(r.s.entries)),
+    Column("leaves", I, lambda r: r.s.tree_leaves()),
     Column("active_branch_entries", I, lambda r: r.s.active_branch_entries()),
     Column("leaf_id", S, lambda r: r.s.leaf_id),
     Column("input_tokens", I, _tok("input")),

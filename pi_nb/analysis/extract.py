@@ -233,11 +233,25 @@ def pi_tree_leaves(entries: Sequence[SessionEntry]) -> int:
     it shows. Counted without walking the repeated subtrees (and without looping where the
     parents form a cycle, where Pi's walk would not end)."""
     keys = [_js_key(e, "id") for e in entries]
+    return _tree_leaves(keys, [_js_key(e, "parentId") for e in entries])
+
+
+def _column_key(value: Any) -> object:
+    """:func:`_js_key` of a value of the lazy index's ``ids``/``parent_ids`` columns."""
+    if isinstance(value, Undefined):
+        return _UNDEFINED
+    try:
+        hash(value)
+    except TypeError:
+        return ("<object>", id(value))
+    return value
+
+
+def _tree_leaves(keys: list[object], parents: list[object]) -> int:
     present = set(keys)
     children: dict[object, list[object]] = {}
     roots: list[object] = []
-    for e, k in zip(entries, keys, strict=True):
-        parent = _js_key(e, "parentId")
+    for parent, k in zip(parents, keys, strict=True):
         if parent is None or parent == k or parent not in present:
             roots.append(k)
         else:
@@ -504,6 +518,14 @@ class LoadedSession:
                     got[str(p)] = got.get(str(p), 0) + 1
             self._cache["children"] = got
         return cast("dict[str, int]", got)
+
+    def tree_leaves(self) -> int:
+        """:func:`pi_tree_leaves` of the entries (from the index's columns in lazy mode)."""
+        if self.lazy is None:
+            return pi_tree_leaves(self.entries)
+        return _tree_leaves(
+            list(map(_column_key, self.lazy.ids)), list(map(_column_key, self.lazy.parent_ids))
+        )
 
     def _ids(self) -> list[Any]:
         """Every entry's ``e.get("id")``, from the index in lazy mode."""

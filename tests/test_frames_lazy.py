@@ -226,6 +226,10 @@ def test_each_kind_parses_only_its_entries(tmp_path: Path) -> None:
     assert _parsed(src, "compactions", ["entry_id", "tokens_before", "on_active_branch", "in_context"]) <= (
         compactions + base
     )
+    # the tree's shape, the counts of the index and the branch need no entry parsed
+    shape = ["session_id", "entries", "leaf_id", "leaves", "branch_points", "active_branch_entries"]
+    assert _parsed(src, "sessions", shape) <= base
+    assert _parsed(src, "entries", ["entry_id", "parent_id", "on_active_branch", "in_context"]) == n
     assert _parsed(src, "entries") == n  # every entry is a row
 
 

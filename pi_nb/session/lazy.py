@@ -378,6 +378,7 @@ class LazyEntries(Sequence[SessionEntry]):
                 i = j + 1
         if self._unparsed == 0 and not self._keep_open:
             self._closer()
+            self._data = None  # (every entry parsed: the bytes are no longer needed)
 
     def _pread(self, offset: int, size: int) -> bytes:
         if self._data is not None:

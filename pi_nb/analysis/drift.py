@@ -290,9 +290,25 @@ def _attribute(parts: list[DriftPart], recorded: int) -> tuple[DriftPart, ...]:
     )
 
 
-PartsCache = dict[int, tuple[object, str | None, list[DriftPart]]]
+PartsCache = dict[Any, tuple[object, str | None, list[Any]]]
 """``{id(message): (message, encoding, parts)}``: the parts of messages already split (a live
-view re-reads its session after every event)."""
+view re-reads its session after every event); and ``{("messages", id(entry)): (entry, None,
+messages)}``: the context messages of each entry already seen, so that its messages are the same
+objects at the next call (``session_entry_to_context_messages`` builds new ones each time)."""
+
+
+def _entry_messages(cache: PartsCache | None, e: SessionEntry) -> list[Mapping[str, Any]]:
+    from pi_nb.session.context import session_entry_to_context_messages
+
+    if cache is None:
+        return list(session_entry_to_context_messages(e))
+    key = ("messages", id(e))
+    hit = cache.get(key)
+    if hit is not None and hit[0] is e:
+        return hit[2]
+    msgs: list[Mapping[str, Any]] = list(session_entry_to_context_messages(e))
+    cache[key] = (e, None, msgs)
+    return msgs
 
 
 def _cached_parts(
@@ -319,8 +335,6 @@ def drift_intervals(
     module docstring). ``tiktoken=False`` leaves the tiktoken counts out (``None``; the
     increment is then split by the estimates). ``cache``: a dict kept between calls over the
     same session, so only new messages are split."""
-    from pi_nb.session.context import session_entry_to_context_messages
-
     calls: dict[str, Mapping[str, Any]] = {}
     out: list[DriftInterval] = []
     pending: list[DriftPart] = []
@@ -334,7 +348,7 @@ def drift_intervals(
             if etype == "model_change":
                 mid = e.get("modelId")
                 model = mid if isinstance(mid, str) else model
-        msgs: list[Mapping[str, Any]] = list(session_entry_to_context_messages(e))
+        msgs = _entry_messages(cache, e)
         for m in msgs:
             role = m.get("role")
             eid = entry_id(e)

@@ -224,3 +224,30 @@ def test_a_file_rewritten_from_the_start_restarts_the_index(tmp_path: Path) -> N
     new.write_bytes(line(HEADER) + chain(200, 2, None))
     os.replace(new, path)
     assert [e["id"] for e in tail.poll()] == ["e200", "e201"] and tail.resets == 2
+
+
+def test_a_refresh_splits_only_the_new_messages_for_the_drift_line(tmp_path: Path, monkeypatch: Any) -> None:
+    import pi_nb.analysis.drift as drift
+
+    path = tmp_path / "big.jsonl"
+    n = 4000
+    path.write_bytes(line(HEADER) + chain(0, n, None))
+    follower = SessionFollower(path, model_context_window=200_000)
+    follower.to_text()
+    calls = [0]
+    split = drift.message_parts
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return split(*args, **kwargs)
+
+    monkeypatch.setattr(drift, "message_parts", counting)
+    drift_before = follower.budget.drift
+    with open(path, "ab") as f:
+        f.write(chain(n, 6, f"e{n - 1}"))
+    assert follower.poll_once() == 6
+    follower.to_text()
+    assert 0 < calls[0] <= 6  # the new messages only, not the 4,000 of the branch
+    assert follower.budget.drift is not None and drift_before is not None
+    # the same line an uncached computation gives
+    assert follower.budget.drift == drift.drift_line(follower.tail.get_branch())

@@ -26,7 +26,7 @@ from typing import Any, cast
 from pi_nb._fs import file_kind, open_regular
 from pi_nb._js import Undefined, js_truthy
 from pi_nb.errors import NotebookError
-from pi_nb.session.context import build_context_entries, get_branch_entries
+from pi_nb.session.context import build_context_entries, context_entries_from_path, get_branch_entries
 from pi_nb.session.jsonl import parse_session_entries
 from pi_nb.session.lazy import EntriesView, LazyEntries, LazyIndex
 from pi_nb.session.types import SessionEntry, SessionHeader
@@ -88,6 +88,8 @@ class SessionTail:
         self._labels: dict[Any, str] = {}
         self._leaf: str | None = None
         self._name: str | None = None
+        # the positions of the root -> leaf path, kept while entries are appended at the leaf
+        self._path: list[int] | None = None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -179,9 +181,11 @@ class SessionTail:
         if isinstance(eid, Undefined):
             eid = None  # (entry.get("id") of an entry without one)
         try:
-            self._by_id[eid] = pos
+            known = eid in self._by_id
         except TypeError:
             return
+        self._keep_path(pos, eid, known)
+        self._by_id[eid] = pos
         self._leaf = eid if isinstance(eid, str) else self._leaf
         etype = lazy.types[pos]
         if etype != "label" and etype != "session_info":
@@ -199,6 +203,35 @@ class SessionTail:
         elif etype == "session_info":
             name = entry.get("name")
             self._name = name.strip() or None if isinstance(name, str) else None
+
+    def _keep_path(self, pos: int, eid: Any, known: bool) -> None:
+        """Before the entry at ``pos`` (id ``eid``, ``known``: an id already indexed) is indexed:
+        extend the kept leaf path by it when it continues the leaf, else drop the path when the
+        new key could change it (the walk is then done again when asked)."""
+        path = self._path
+        if path is None:
+            return
+        lazy = self._entries
+        assert lazy is not None
+        if known or eid == lazy.parent_ids[path[0]]:
+            self._path = None  # (an id replaced, or the root's missing parent appears)
+        elif isinstance(eid, str):
+            parent = lazy.parent_ids[pos]
+            if isinstance(parent, str) and parent == self._leaf and parent != eid:
+                path.append(pos)
+            else:
+                self._path = None
+
+    def _leaf_path(self) -> list[int] | None:
+        """The positions of the branch of the leaf (``None`` without a leaf in the index)."""
+        leaf = self._leaf
+        if not leaf or leaf not in self._by_id or self._entries is None:
+            return None
+        if self._path is None:
+            index = self._index()
+            branch = get_branch_entries(EntriesView(self._entries), leaf, index)
+            self._path = [self._by_id[e.get("id")] for e in branch]
+        return self._path
 
     @property
     def offset(self) -> int:
@@ -247,6 +280,11 @@ class SessionTail:
 
     def get_branch(self, from_id: str | None = None) -> list[SessionEntry]:
         with self._lock:
+            if from_id is None or from_id == self._leaf:
+                path = self._leaf_path()
+                if path is not None:
+                    assert self._entries is not None
+                    return self._entries.materialize(path)
             index = self._index()
             if index is None:
                 return []
@@ -254,6 +292,10 @@ class SessionTail:
 
     def build_context_entries(self) -> list[SessionEntry]:
         with self._lock:
+            path = self._leaf_path()
+            if path is not None:
+                assert self._entries is not None
+                return list(context_entries_from_path(self._entries.materialize(path)))
             index = self._index()
             if index is None:
                 return []

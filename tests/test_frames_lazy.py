@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+import pi_nb.analysis.rows as rows_module
 import pi_nb.session.source as source_module
 from pi_nb.analysis.columns import FRAME_COLUMNS
 from pi_nb.notebook.frames import session_frames
@@ -37,15 +38,25 @@ def _eager_read(path: Any, *, in_memory: bool = False) -> tuple[Any, None]:
     return read_session_file(path), None
 
 
+_LOAD = rows_module.load_session_item
+
+
+def _lazy_load(item: Any, strict: Any, problems: Any, *, lazy: bool = True) -> Any:
+    return _LOAD(item, strict, problems, lazy=True)  # (the entries and messages kinds too)
+
+
 def frames(src: Any, eager: bool, columns: dict[str, list[str]] | None = None) -> Any:
+    """Every kind's frame, each Pi file indexed lazily (or, ``eager``, parsed at once)."""
+    saved = source_module.read_session_file_lazy
     if eager:
-        saved = source_module.read_session_file_lazy
         source_module.read_session_file_lazy = _eager_read  # type: ignore[assignment]
+    else:
+        rows_module.load_session_item = _lazy_load  # type: ignore[assignment]
     try:
         out, errors = session_frames(src, KINDS, strict=False, columns=columns)
     finally:
-        if eager:
-            source_module.read_session_file_lazy = saved
+        source_module.read_session_file_lazy = saved
+        rows_module.load_session_item = _LOAD
     return out, errors
 
 
@@ -72,8 +83,11 @@ def assert_same(src: Any, columns: dict[str, list[str]] | None = None) -> dict[s
     return dict(got)
 
 
-def test_fixtures_are_many() -> None:
+def test_fixtures_are_many_and_load_lazily() -> None:
     assert len(FIXTURES) >= 20
+    before = lazy.entries_parsed()
+    frames(str(ROOT / "notebooks" / "data" / "real-pi"), False)
+    assert lazy.entries_parsed() > before  # (the comparisons below do compare a lazy load)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: os.path.relpath(p, ROOT))
@@ -229,8 +243,11 @@ def test_each_kind_parses_only_its_entries(tmp_path: Path) -> None:
     # the tree's shape, the counts of the index and the branch need no entry parsed
     shape = ["session_id", "entries", "leaf_id", "leaves", "branch_points", "active_branch_entries"]
     assert _parsed(src, "sessions", shape) <= base
-    assert _parsed(src, "entries", ["entry_id", "parent_id", "on_active_branch", "in_context"]) == n
-    assert _parsed(src, "entries") == n  # every entry is a row
+    # every entry is a row of these: parsed at once (not indexed), and all of them lazily
+    assert _parsed(src, "entries") == 0 and _parsed(src, "messages") == 0
+    before = lazy.entries_parsed()
+    frames(src, False, {"entries": ["entry_id"]})
+    assert lazy.entries_parsed() - before == n
 
 
 # --- descriptors -------------------------------------------------------------------------------

@@ -262,7 +262,7 @@ def warn_problems(path: str, problems: Sequence[Problem]) -> None:
 
 
 def load_session_item(
-    item: SessionManager | SessionFile, strict: bool | None, problems: list[Problem]
+    item: SessionManager | SessionFile, strict: bool | None, problems: list[Problem], *, lazy: bool = True
 ) -> tuple[SessionManager, str | None, int] | None:
     """One item of :func:`resolve_session_source` loaded: ``(manager, session file, problem
     lines)``, or ``None`` for a file skipped (its problem appended to ``problems``).
@@ -272,7 +272,11 @@ def load_session_item(
     skipped with a warning; a file named explicitly that does not exist or is not a session
     raises. ``strict=True``: the first problem raises (:class:`SessionFileCorruptError`,
     :class:`InvalidSessionFileError`, :class:`NotebookError` for a missing file).
-    ``strict=False``: nothing raises or warns; the problems are only appended."""
+    ``strict=False``: nothing raises or warns; the problems are only appended.
+
+    ``lazy``: a current-version Pi file is indexed and its entries parsed when asked for
+    (:mod:`pi_nb.session.lazy`; its bytes are read at once, no descriptor stays open);
+    ``lazy=False`` parses every entry now (cheaper when every entry will be read anyway)."""
     if isinstance(item, SessionManager):
         return item, item.get_session_file(), 0
     path = item.path
@@ -286,7 +290,10 @@ def load_session_item(
     try:
         # a current-version Pi file is indexed, its entries parsed when a frame asks for them;
         # its bytes are read at once, so no descriptor stays open (a corpus of thousands of files)
-        contents, lazy = read_session_file_lazy(path, in_memory=True)
+        if lazy:
+            contents, lazy_entries = read_session_file_lazy(path, in_memory=True)
+        else:
+            contents, lazy_entries = read_session_file(path), None
     except (SessionFileTypeError, OSError) as exc:
         # a FIFO, a device or a socket (refused unread), a link that loops, a file that cannot be
         # opened: one bad file of a folder is skipped with its reason, it does not end the folder
@@ -330,14 +337,14 @@ def load_session_item(
     raw_cwd = contents.entries[0].get("cwd")
     cwd = raw_cwd if isinstance(raw_cwd, str) else None
     try:
-        if lazy is not None:
+        if lazy_entries is not None:
             manager = SessionManager(
                 cwd if cwd is not None else os.getcwd(),
                 "",
                 None,
                 False,
                 preloaded_file=contents,
-                preloaded_lazy=lazy,
+                preloaded_lazy=lazy_entries,
             )
             return manager, path, len(file_problems)
         return SessionManager.in_memory(cwd, entries=contents.entries), path, len(file_problems)

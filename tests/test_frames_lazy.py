@@ -41,6 +41,23 @@ def _eager_read(path: Any, *, in_memory: bool = False) -> tuple[Any, None]:
 _LOAD = rows_module.load_session_item
 
 
+@pytest.fixture(autouse=True)
+def _every_file_lazy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files here are small: index them lazily all the same (the default is by size)."""
+    monkeypatch.setattr(source_module, "LAZY_MIN_BYTES", 0)
+
+
+def test_by_default_only_large_files_are_indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(source_module, "LAZY_MIN_BYTES", 1 << 20)
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    small.write_bytes(random_session(random.Random(1), 50, odd=False))
+    big.write_bytes(random_session(random.Random(2), 6000, odd=False))
+    assert small.stat().st_size < 1 << 20 <= big.stat().st_size
+    for path, want in ((small, False), (big, True)):
+        loaded = source_module.load_session_item(source_module.SessionFile(str(path), True), False, [])
+        assert loaded is not None and (loaded[0].lazy_entries() is not None) is want
+
+
 def _lazy_load(item: Any, strict: Any, problems: Any, *, lazy: bool = True) -> Any:
     return _LOAD(item, strict, problems, lazy=True)  # (the entries and messages kinds too)
 
@@ -256,6 +273,8 @@ CHILD = textwrap.dedent(
     """
     import os, resource, sys
     resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48))
+    import pi_nb.session.source
+    pi_nb.session.source.LAZY_MIN_BYTES = 0  # (small files: indexed lazily all the same)
     from pi_nb.notebook.frames import session_frames
     before = len(os.listdir("/proc/self/fd"))
     frames = session_frames(sys.argv[1], ["usage", "tool_results", "compactions"], strict=False)[0]

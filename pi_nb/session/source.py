@@ -261,8 +261,16 @@ def warn_problems(path: str, problems: Sequence[Problem]) -> None:
     warnings.warn(f"{what}: {shown} (strict=True raises instead)", SessionLoadWarning, stacklevel=2)
 
 
+LAZY_MIN_BYTES = 1 << 20
+"""The size from which :func:`load_session_item` indexes a Pi file lazily by default."""
+
+
 def load_session_item(
-    item: SessionManager | SessionFile, strict: bool | None, problems: list[Problem], *, lazy: bool = True
+    item: SessionManager | SessionFile,
+    strict: bool | None,
+    problems: list[Problem],
+    *,
+    lazy: bool | None = None,
 ) -> tuple[SessionManager, str | None, int] | None:
     """One item of :func:`resolve_session_source` loaded: ``(manager, session file, problem
     lines)``, or ``None`` for a file skipped (its problem appended to ``problems``).
@@ -274,9 +282,11 @@ def load_session_item(
     :class:`InvalidSessionFileError`, :class:`NotebookError` for a missing file).
     ``strict=False``: nothing raises or warns; the problems are only appended.
 
-    ``lazy``: a current-version Pi file is indexed and its entries parsed when asked for
+    ``lazy=True``: a current-version Pi file is indexed and its entries parsed when asked for
     (:mod:`pi_nb.session.lazy`; its bytes are read at once, no descriptor stays open);
-    ``lazy=False`` parses every entry now (cheaper when every entry will be read anyway)."""
+    ``lazy=False`` parses every entry now (cheaper when every entry will be read anyway);
+    ``None`` (default): lazily for a file of :data:`LAZY_MIN_BYTES` or more (for a small file
+    the index costs more than it saves)."""
     if isinstance(item, SessionManager):
         return item, item.get_session_file(), 0
     path = item.path
@@ -290,6 +300,11 @@ def load_session_item(
     try:
         # a current-version Pi file is indexed, its entries parsed when a frame asks for them;
         # its bytes are read at once, so no descriptor stays open (a corpus of thousands of files)
+        if lazy is None:
+            try:
+                lazy = os.stat(path).st_size >= LAZY_MIN_BYTES
+            except OSError:
+                lazy = True  # (the reader reports what is wrong, as the eager one does)
         if lazy:
             contents, lazy_entries = read_session_file_lazy(path, in_memory=True)
         else:

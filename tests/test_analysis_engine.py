@@ -171,8 +171,15 @@ def test_only_the_columns_asked_for_are_read(monkeypatch: pytest.MonkeyPatch) ->
         calls["estimates"] += 1
         return estimates(self)
 
+    estimate_at = X.LoadedSession.estimate_at
+
+    def count_estimate_at(self: Any, i: int) -> Any:  # (one entry's estimate: lazily loaded files)
+        calls["estimates"] += 1
+        return estimate_at(self, i)
+
     monkeypatch.setattr(X.CompactionRow, "estimate_after", count_after)
     monkeypatch.setattr(X.LoadedSession, "estimates", count_estimates)
+    monkeypatch.setattr(X.LoadedSession, "estimate_at", count_estimate_at)
     source = HERE / "fixtures" / "e2e" / "compaction_after_run.jsonl"
     picked = F.compactions_df(source, columns=["entry_id", "tokens_before"])
     assert len(picked) == 2 and calls == {"after": 0, "estimates": 0}

@@ -29,7 +29,6 @@ from pi_nb.analysis.extract import (
     UsageRow,
     content_images,
     entry_role,
-    pi_tree_leaves,
     short_text,
 )
 from pi_nb.errors import NotebookError
@@ -105,8 +104,8 @@ def _raw(r: EntryRow) -> str | None:
 
 def _branch() -> tuple[Column, ...]:
     return (
-        Column("on_active_branch", B, lambda r: id(r.e) in r.s.active_ids),
-        Column("in_context", B, lambda r: id(r.e) in r.s.context_ids),
+        Column("on_active_branch", B, lambda r: r.s.on_active_branch(r.i, r.e)),
+        Column("in_context", B, lambda r: r.s.in_context(r.i, r.e)),
         Column("raw", S, _raw),
     )
 
@@ -121,14 +120,14 @@ ENTRY_SPEC: tuple[Column, ...] = (
     Column("role", S, lambda r: entry_role(r.e)),
     Column("text", S, lambda r: short_text(r.e, 200, r.s.stringify)),
     Column("label", S, _label),
-    Column("depth", I, lambda r: r.s.depth(r.e)),
+    Column("depth", I, lambda r: r.s.depth(r.e, r.i)),
     Column("children", I, lambda r: r.s.children().get(r.eid, 0) if r.eid is not None else 0),
     *_branch(),
     Column("is_leaf", B, lambda r: r.e is r.s.leaf),
-    Column("estimate_tokens", I, lambda r: r.s.estimates()[r.i]),
+    Column("estimate_tokens", I, lambda r: r.s.estimate_at(r.i)),
 )
 
-TOKENS_COLUMN = Column("tokens", I, lambda r: r.s.tokens(r.s.context_messages()[r.i]))
+TOKENS_COLUMN = Column("tokens", I, lambda r: r.s.tokens(r.s.context_messages_at(r.i)))
 """``tokens`` (tiktoken's count, with ``encoding=``) of entries and messages."""
 
 
@@ -152,7 +151,7 @@ MESSAGE_SPEC: tuple[Column, ...] = (
     Column("provider", S, _m("provider")),
     Column("model", S, _m("model")),
     *_branch(),
-    Column("estimate_tokens", I, lambda r: r.s.estimates()[r.i]),
+    Column("estimate_tokens", I, lambda r: r.s.estimate_at(r.i)),
 )
 
 TRUNCATION_FIELDS: tuple[tuple[str, str, ColumnType], ...] = (
@@ -244,7 +243,7 @@ COMPACTION_SPEC: tuple[Column, ...] = (
     Column("first_kept_entry_id", S, lambda r: r.e.get("firstKeptEntryId")),
     Column("summary", S, lambda r: r.summary),
     Column("summary_chars", I, lambda r: len(r.summary)),
-    Column("summary_estimate_tokens", I, lambda r: r.s.estimates()[r.i]),
+    Column("summary_estimate_tokens", I, lambda r: r.s.estimate_at(r.i)),
     Column("estimate_tokens_after", I, lambda r: r.estimate_after()),
     Column("read_files", S, _files("readFiles")),
     Column("modified_files", S, _files("modifiedFiles")),
@@ -288,8 +287,8 @@ SESSION_SPEC: tuple[Column, ...] = (
     Column("compactions", I, _sum("compactions")),
     Column("branch_summaries", I, _sum("branch_summaries")),
     Column("branch_points", I, lambda r: sum(1 for n in r.s.children().values() if n > 1)),
-    Column("leaves", I, lambda r: pi_tree_leaves(r.s.entries)),
-    Column("active_branch_entries", I, lambda r: len(r.s.active_ids)),
+    Column("leaves", I, lambda r: r.s.tree_leaves()),
+    Column("active_branch_entries", I, lambda r: r.s.active_branch_entries()),
     Column("leaf_id", S, lambda r: r.s.leaf_id),
     Column("input_tokens", I, _tok("input")),
     Column("output_tokens", I, _tok("output")),

@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from pi_nb._js import js_stringify
 from pi_nb.analysis.columns import Column
@@ -290,9 +290,22 @@ def _attribute(parts: list[DriftPart], recorded: int) -> tuple[DriftPart, ...]:
     )
 
 
-PartsCache = dict[int, tuple[object, str | None, list[DriftPart]]]
-"""``{id(message): (message, encoding, parts)}``: the parts of messages already split (a live
-view re-reads its session after every event)."""
+PartsCache = dict[int, tuple[Any, ...]]
+"""``{id(entry): (entry, encoding, parts, messages)}``: the parts of an entry's message already
+split, and its messages (``session_entry_to_context_messages`` builds new ones at each call), so
+a live view that re-reads its session after every event splits only new messages. (An entry
+with several messages is kept by message: ``{id(message): (message, encoding, parts)}``.)"""
+
+
+def _cached_messages(cache: PartsCache | None, e: SessionEntry) -> list[Mapping[str, Any]]:
+    """The entry's context messages: the ones kept for it when it was seen before."""
+    from pi_nb.session.context import session_entry_to_context_messages
+
+    if cache is not None:
+        hit = cache.get(id(e))
+        if hit is not None and hit[0] is e and len(hit) == 4:
+            return cast("list[Mapping[str, Any]]", hit[3])
+    return list(session_entry_to_context_messages(e))
 
 
 def _cached_parts(
@@ -301,14 +314,18 @@ def _cached_parts(
     eid: str | None,
     encoding: str | None,
     args: Mapping[str, Any] | None = None,
+    e: SessionEntry | None = None,
+    msgs: list[Mapping[str, Any]] | None = None,
 ) -> list[DriftPart]:
     if cache is None:
         return message_parts(m, eid=eid, encoding=encoding, call_args=args)
-    hit = cache.get(id(m))
-    if hit is not None and hit[0] is m and hit[1] == encoding:
-        return hit[2]
+    by_entry = e is not None and msgs is not None and len(msgs) == 1
+    owner: Any = e if by_entry else m
+    hit = cache.get(id(owner))
+    if hit is not None and hit[0] is owner and hit[1] == encoding:
+        return cast("list[DriftPart]", hit[2])
     parts = message_parts(m, eid=eid, encoding=encoding, call_args=args)
-    cache[id(m)] = (m, encoding, parts)
+    cache[id(owner)] = (owner, encoding, parts, msgs) if by_entry else (owner, encoding, parts)
     return parts
 
 
@@ -319,8 +336,6 @@ def drift_intervals(
     module docstring). ``tiktoken=False`` leaves the tiktoken counts out (``None``; the
     increment is then split by the estimates). ``cache``: a dict kept between calls over the
     same session, so only new messages are split."""
-    from pi_nb.session.context import session_entry_to_context_messages
-
     calls: dict[str, Mapping[str, Any]] = {}
     out: list[DriftInterval] = []
     pending: list[DriftPart] = []
@@ -334,7 +349,7 @@ def drift_intervals(
             if etype == "model_change":
                 mid = e.get("modelId")
                 model = mid if isinstance(mid, str) else model
-        msgs: list[Mapping[str, Any]] = list(session_entry_to_context_messages(e))
+        msgs = _cached_messages(cache, e)
         for m in msgs:
             role = m.get("role")
             eid = entry_id(e)
@@ -360,11 +375,11 @@ def drift_intervals(
                     out.append(
                         DriftInterval(len(out), prev[1], eid, model, encoding, delta, usable, reason, parts)
                     )
-                pending = list(_cached_parts(cache, m, eid, encoding))
+                pending = list(_cached_parts(cache, m, eid, encoding, None, e, msgs))
                 prev, broken = (prompt, eid), None
             else:
                 args = calls.get(str(m.get("toolCallId"))) if role == "toolResult" else None
-                pending.extend(_cached_parts(cache, m, eid, encoding, args))
+                pending.extend(_cached_parts(cache, m, eid, encoding, args, e, msgs))
     return out
 
 

@@ -19,10 +19,16 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, cast
 
-from pi_nb._js import js_stringify
-from pi_nb.errors import InvalidMessageError, PiNbError
+from pi_nb._js import UNDEFINED, Undefined, js_stringify
+from pi_nb.errors import EntryCycleError, InvalidMessageError, PiNbError
 from pi_nb.messages import Usage
-from pi_nb.session.context import build_session_context, session_entry_to_context_messages
+from pi_nb.session.context import (
+    SessionContext,
+    build_session_context,
+    context_from_path,
+    session_entry_to_context_messages,
+)
+from pi_nb.session.lazy import LazyEntries, LazyIndex, context_from_positions, leaf_positions
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.types import SessionEntry
 from pi_nb.tokens import calculate_context_tokens, count_message_tokens, estimate_tokens
@@ -227,11 +233,25 @@ def pi_tree_leaves(entries: Sequence[SessionEntry]) -> int:
     it shows. Counted without walking the repeated subtrees (and without looping where the
     parents form a cycle, where Pi's walk would not end)."""
     keys = [_js_key(e, "id") for e in entries]
+    return _tree_leaves(keys, [_js_key(e, "parentId") for e in entries])
+
+
+def _column_key(value: Any) -> object:
+    """:func:`_js_key` of a value of the lazy index's ``ids``/``parent_ids`` columns."""
+    if isinstance(value, Undefined):
+        return _UNDEFINED
+    try:
+        hash(value)
+    except TypeError:
+        return ("<object>", id(value))
+    return value
+
+
+def _tree_leaves(keys: list[object], parents: list[object]) -> int:
     present = set(keys)
     children: dict[object, list[object]] = {}
     roots: list[object] = []
-    for e, k in zip(entries, keys, strict=True):
-        parent = _js_key(e, "parentId")
+    for parent, k in zip(parents, keys, strict=True):
         if parent is None or parent == k or parent not in present:
             roots.append(k)
         else:
@@ -281,12 +301,17 @@ def latest_time(times: list[str]) -> str | None:
 
 @dataclass
 class LoadedSession:
-    """One session, loaded for frames: the manager and the lookups every frame needs."""
+    """One session, loaded for frames: the manager and the lookups every frame needs.
+
+    A session file indexed lazily (:mod:`pi_nb.session.lazy`) keeps its entries unparsed:
+    :attr:`lazy` is then the index (``entries`` is the same object), the branch and context are
+    positions (:attr:`active_pos`, :attr:`context_pos`), and each frame kind parses only the
+    entries its rows and columns read (the index knows each entry's type and message role)."""
 
     session_id: str
     session_file: str | None
     manager: SessionManager
-    entries: list[SessionEntry] = field(default_factory=list)
+    entries: Sequence[SessionEntry] = field(default_factory=list)
     active_ids: set[int] = field(default_factory=set)
     """The entries on the active branch, by object (``id(entry)``): Pi reads a session by id,
     the last entry of an id wins, so of two entries with one id only the last is on the branch."""
@@ -301,8 +326,16 @@ class LoadedSession:
     harness: str = "pi"
     """The agent that wrote the session: ``"pi"``, or the ``harness`` of a header mapped from
     another agent's transcript (:mod:`pi_nb.harness`)."""
+    lazy: LazyEntries | None = None
+    """The lazy entries (``entries`` itself) of a lazily indexed file, else ``None``."""
+    active_pos: set[int] | None = None
+    """Lazy mode: the positions of the active branch (``active_ids`` is then unused)."""
+    context_pos: set[int] | None = None
+    """Lazy mode: the positions of the entries in context."""
     _messages: list[list[Any]] | None = None
     _estimates: list[int | None] | None = None
+    _messages_at: dict[int, list[Any]] = field(default_factory=dict)
+    _estimates_at: dict[int, int | None] = field(default_factory=dict)
     _json: dict[int, tuple[Any, str]] = field(default_factory=dict)
     _cache: dict[str, Any] = field(default_factory=dict)
 
@@ -320,6 +353,9 @@ class LoadedSession:
     def of(
         cls, manager: SessionManager, session_file: str | None, problems: int = 0, encoding: str | None = None
     ) -> LoadedSession:
+        lazy = manager.lazy_entries()
+        if lazy is not None:
+            return cls._of_lazy(manager, lazy, session_file, problems, encoding)
         entries = manager.get_entries()
         active = {id(e) for e in manager.get_branch()}
         # Pi's buildContextEntries(): from the leaf, or from the last entry when the leaf has no id
@@ -340,18 +376,129 @@ class LoadedSession:
             harness=harness if isinstance(harness, str) and harness else "pi",
         )
 
+    @classmethod
+    def _of_lazy(
+        cls,
+        manager: SessionManager,
+        lazy: LazyEntries,
+        session_file: str | None,
+        problems: int,
+        encoding: str | None,
+    ) -> LoadedSession:
+        """:meth:`of` for lazy entries: the branch and the context as positions (nothing parsed
+        but a compaction on the path and the leaf)."""
+        active = manager.branch_positions()
+        context = manager.context_entry_positions()
+        assert active is not None and context is not None  # (the manager's entries are lazy)
+        header = manager.get_header()
+        harness = header.get("harness") if header is not None else None
+        return cls(
+            manager.get_session_id(),
+            session_file,
+            manager,
+            lazy,
+            set(),
+            set(),
+            manager.get_leaf_id(),
+            problems,
+            leaf=manager.get_leaf_entry(),
+            encoding=encoding,
+            harness=harness if isinstance(harness, str) and harness else "pi",
+            lazy=lazy,
+            active_pos=set(active),
+            context_pos=set(context),
+        )
+
+    def on_active_branch(self, i: int, e: SessionEntry) -> bool:
+        """Whether entry ``e`` (at position ``i``) is on the active branch."""
+        if self.active_pos is not None:
+            return i in self.active_pos
+        return id(e) in self.active_ids
+
+    def in_context(self, i: int, e: SessionEntry) -> bool:
+        """Whether entry ``e`` (at position ``i``) puts its messages in context."""
+        if self.context_pos is not None:
+            return i in self.context_pos
+        return id(e) in self.context_ids
+
+    def active_branch_entries(self) -> int:
+        return len(self.active_pos) if self.active_pos is not None else len(self.active_ids)
+
+    def positions(self, etype: str, role: Any = UNDEFINED) -> Sequence[int] | None:
+        """Lazy mode: the positions of the entries whose ``type`` is ``etype`` (and, given a
+        ``role``, whose ``message.role`` is it), read from the index; ``None`` otherwise."""
+        lazy = self.lazy
+        if lazy is None:
+            return None
+        types = lazy.types
+        if isinstance(role, Undefined):
+            return [i for i, t in enumerate(types) if t == etype]
+        roles = lazy.roles
+        return [i for i, t in enumerate(types) if t == etype and roles[i] == role]
+
     def context_messages(self) -> list[list[Any]]:
         """Per entry (file order): the messages it puts in context (computed once)."""
         if self._messages is None:
-            self._messages = [session_entry_to_context_messages(e) for e in self.entries]
+            at = self._messages_at
+            self._messages = [
+                at[i] if i in at else session_entry_to_context_messages(e) for i, e in enumerate(self.entries)
+            ]
         return self._messages
+
+    def context_messages_at(self, i: int) -> list[Any]:
+        """``context_messages()[i]``, computing only that entry's."""
+        if self._messages is not None:
+            return self._messages[i]
+        got = self._messages_at.get(i)
+        if got is None:
+            got = session_entry_to_context_messages(self.entries[i])
+            self._messages_at[i] = got
+        return got
+
+    def estimate_at(self, i: int) -> int | None:
+        """``estimates()[i]``, computing only that entry's."""
+        if self._estimates is not None:
+            return self._estimates[i]
+        if i not in self._estimates_at:
+            self._estimates_at[i] = countable(estimate_tokens, self.context_messages_at(i))
+        return self._estimates_at[i]
+
+    def lazy_index(self) -> LazyIndex | None:
+        """Lazy mode: ``{id: entry}`` over the index (``None`` otherwise, or where an id cannot be
+        a key: the eager path then decides)."""
+        if self.lazy is None:
+            return None
+        if "index" not in self._cache:
+            try:
+                self._cache["index"] = LazyIndex(self.lazy)
+            except TypeError:
+                self._cache["index"] = None
+        return cast("LazyIndex | None", self._cache["index"])
+
+    def context_at(self, leaf_id: Any) -> SessionContext:
+        """``build_session_context(entries, leaf_id)``; in lazy mode only the entries of that
+        context (and the path's settings) are parsed."""
+        index = self.lazy_index()
+        if self.lazy is not None and index is not None:
+            try:
+                path = leaf_positions(self.lazy, index, UNDEFINED if leaf_id is None else leaf_id)
+            except EntryCycleError:
+                path = None  # (the eager walk raises its own error)
+            if path is not None:
+                found = context_from_positions(self.lazy, path)
+                return found if found is not None else context_from_path(self.lazy.materialize(path))
+        return build_session_context(self.entries, leaf_id)
 
     def estimates(self) -> list[int | None]:
         """Per entry: Pi's token estimate of what it puts in context (computed once); ``None``
         (``<NA>`` in a frame) for a message Pi opens but cannot count (a ``null`` content block:
         Pi's estimate throws there), so one such entry does not fail the whole frame."""
         if self._estimates is None:
-            self._estimates = [countable(estimate_tokens, ms) for ms in self.context_messages()]
+            at = self._estimates_at
+            self._estimates = [
+                at[i] if i in at else countable(estimate_tokens, ms)
+                for i, ms in enumerate(self.context_messages())
+            ]
         return self._estimates
 
     def tokens(self, messages: Sequence[Any]) -> int | None:
@@ -366,32 +513,55 @@ class LoadedSession:
         got = self._cache.get("children")
         if got is None:
             got = {}
-            for e in self.entries:
-                p = e.get("parentId")
+            for p in self._parent_ids():
                 if p is not None:
                     got[str(p)] = got.get(str(p), 0) + 1
             self._cache["children"] = got
         return cast("dict[str, int]", got)
 
-    def _last_by_id(self) -> dict[str, SessionEntry]:
+    def tree_leaves(self) -> int:
+        """:func:`pi_tree_leaves` of the entries (from the index's columns in lazy mode)."""
+        if self.lazy is None:
+            return pi_tree_leaves(self.entries)
+        return _tree_leaves(
+            list(map(_column_key, self.lazy.ids)), list(map(_column_key, self.lazy.parent_ids))
+        )
+
+    def _ids(self) -> list[Any]:
+        """Every entry's ``e.get("id")``, from the index in lazy mode."""
+        if self.lazy is not None:
+            return [None if isinstance(v, Undefined) else v for v in self.lazy.ids]
+        return [e.get("id") for e in self.entries]
+
+    def _parent_ids(self) -> list[Any]:
+        """Every entry's ``e.get("parentId")``, from the index in lazy mode."""
+        if self.lazy is not None:
+            return [None if isinstance(v, Undefined) else v for v in self.lazy.parent_ids]
+        return [e.get("parentId") for e in self.entries]
+
+    def _last_by_id(self) -> dict[str, int]:
+        """``{str(id): position of the last entry of that id}``."""
         got = self._cache.get("last")
         if got is None:
-            got = {str(e.get("id")): e for e in self.entries if e.get("id") is not None}
+            got = {str(eid): i for i, eid in enumerate(self._ids()) if eid is not None}
             self._cache["last"] = got
-        return cast("dict[str, SessionEntry]", got)
+        return cast("dict[str, int]", got)
 
-    def depth(self, e: SessionEntry) -> int:
-        """The entry's distance from the root. Depths are by id (the last entry of an id, as Pi
-        reads them); an entry without an id, or an earlier one of two with the same id, sits one
-        below the parent it names."""
+    def depth(self, e: SessionEntry, i: int | None = None) -> int:
+        """The entry's distance from the root (``i``: its position; found by object otherwise).
+        Depths are by id (the last entry of an id, as Pi reads them); an entry without an id, or
+        an earlier one of two with the same id, sits one below the parent it names."""
         by_id = self._cache.get("depth")
         last = self._last_by_id()
         if by_id is None:
-            by_id = depths({k: v.get("parentId") for k, v in last.items()})
+            parents = self._parent_ids()
+            by_id = depths({k: parents[pos] for k, pos in last.items()})
             self._cache["depth"] = by_id
         eid = e.get("id")
-        if eid is not None and last.get(str(eid)) is e:
-            return cast(int, by_id.get(str(eid), 0))
+        if eid is not None:
+            pos = last.get(str(eid))
+            if pos is not None and (pos == i if i is not None else self.entries[pos] is e):
+                return cast(int, by_id.get(str(eid), 0))
         parent = e.get("parentId")
         return cast(int, by_id[str(parent)] + 1) if parent is not None and str(parent) in by_id else 0
 
@@ -401,7 +571,8 @@ class LoadedSession:
         got = self._cache.get("calls")
         if got is None:
             got = {}
-            for e in self.entries:
+            at = self.positions("message", "assistant")
+            for e in self.entries if at is None else self._entries_at(at):
                 m = e.get("message") if e.get("type") == "message" else None
                 if (
                     isinstance(m, Mapping)
@@ -413,6 +584,20 @@ class LoadedSession:
                             got[str(b.get("id"))] = (entry_id(e), b.get("arguments"))
             self._cache["calls"] = got
         return cast("dict[str, tuple[str | None, Any]]", got)
+
+
+    def _entries_at(self, positions: Sequence[int]) -> list[SessionEntry]:
+        assert self.lazy is not None
+        return self.lazy.materialize(positions)
+
+    def indexed(self, etype: str, role: Any = UNDEFINED) -> Iterator[tuple[int, SessionEntry]]:
+        """``(position, entry)`` of every entry that may be of type ``etype`` (and role): in
+        lazy mode only those the index names (parsed now), else every entry."""
+        at = self.positions(etype, role)
+        if at is None:
+            yield from enumerate(self.entries)
+        else:
+            yield from zip(at, self._entries_at(at), strict=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -478,24 +663,35 @@ def message_contexts(s: LoadedSession) -> Iterator[MessageRow]:
             yield MessageRow(s, i, s.entries[i], msgs)
 
 
+_UNSET_CALL: Any = object()
+
+
 class ToolResultRow(EntryRow):
     """A ``toolResult`` message entry, its details and the call that asked for it."""
 
-    __slots__ = ("call", "details", "m", "trunc")
+    __slots__ = ("_call", "details", "m", "trunc")
 
     def __init__(self, s: LoadedSession, i: int, e: SessionEntry, m: Mapping[str, Any]) -> None:
         super().__init__(s, i, e)
         self.m = m
         self.details = mapping(m.get("details"))
         self.trunc = mapping(self.details.get("truncation"))
-        self.call = s.tool_calls().get(str(m.get("toolCallId")))
+        self._call: Any = _UNSET_CALL
+
+    @property
+    def call(self) -> tuple[str | None, Any] | None:
+        """``(entry id, arguments)`` of the call that asked for this result (looked up when a
+        column reads it: the session's tool calls are gathered then)."""
+        if self._call is _UNSET_CALL:
+            self._call = self.s.tool_calls().get(str(self.m.get("toolCallId")))
+        return cast("tuple[str | None, Any] | None", self._call)
 
     def text(self) -> str:
         return content_text(self.m.get("content"))
 
 
 def tool_result_contexts(s: LoadedSession) -> Iterator[ToolResultRow]:
-    for i, e in enumerate(s.entries):
+    for i, e in s.indexed("message", "toolResult"):
         if e.get("type") != "message":
             continue
         m = e.get("message")
@@ -531,7 +727,7 @@ class UsageRow(EntryRow):
 
 
 def usage_contexts(s: LoadedSession) -> Iterator[UsageRow]:
-    for i, e in enumerate(s.entries):
+    for i, e in s.indexed("message", "assistant"):
         m = assistant_message(e)
         if m is not None:
             yield UsageRow(s, i, e, m)
@@ -552,11 +748,11 @@ class CompactionRow(EntryRow):
     def estimate_after(self) -> int:
         """Pi's ``estimatedTokensAfter``: ``estimateTokens`` summed over the context rebuilt at
         the compaction."""
-        return sum(estimate_tokens(m) for m in build_session_context(self.s.entries, self.eid).messages)
+        return sum(estimate_tokens(m) for m in self.s.context_at(self.eid).messages)
 
 
 def compaction_contexts(s: LoadedSession) -> Iterator[CompactionRow]:
-    for i, e in enumerate(s.entries):
+    for i, e in s.indexed("compaction"):
         if e.get("type") == "compaction":
             yield CompactionRow(s, i, e)
 

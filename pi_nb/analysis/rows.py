@@ -63,14 +63,17 @@ def iter_loaded(
     problems: list[Problem],
     progress: Callable[[int], ProgressHook] | None = None,
     encoding: str | None = None,
+    lazy: bool | None = None,
 ) -> Iterator[LoadedSession]:
     """Each session of ``source`` loaded one at a time (memory holds one parsed file);
-    ``progress(total files)`` makes the bar updated after each file."""
+    ``progress(total files)`` makes the bar updated after each file. ``lazy``: whether Pi files are
+    indexed and their entries parsed as the frames ask (``None``: the large ones; see
+    :func:`~pi_nb.session.source.load_session_item`)."""
     items = resolve_session_source(source)
     bar = progress(sum(1 for i in items if isinstance(i, SessionFile))) if progress else None
     try:
         for item in items:
-            loaded = load_session_item(item, strict, problems)
+            loaded = load_session_item(item, strict, problems, lazy=lazy)
             if bar is not None and isinstance(item, SessionFile):
                 bar.update()
             if loaded is not None:
@@ -99,8 +102,11 @@ def session_rows(
     plan = [(rows[k], CONTEXTS[k], picked[k]) for k in kinds]
     # the rows and the parsed sessions hold no reference cycles: a collector pass over the
     # growing heap would cost a fifth of the time
+    # the entries and messages frames read every entry: parsed at once then (the index would
+    # only add its pass); the other kinds read a few entries of each session
+    lazy = False if {"entries", "messages"} & set(kinds) else None
     with gc_paused():
-        for s in iter_loaded(source, strict, problems, progress, encoding):
+        for s in iter_loaded(source, strict, problems, progress, encoding, lazy):
             for out, contexts, spec in plan:
                 out.extend(rows_of(contexts(s), spec))
     return picked, rows, problems

@@ -17,6 +17,7 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 from pi_nb.errors import NotebookError
@@ -78,7 +79,7 @@ class SessionFollower(StaticView):
         self.tail.poll()
         self.tree = SessionTreeView(self.tail, live=False)
         self.budget: Any = None
-        self._log_entries(self.tail.get_entries())
+        self._log_entries(self._last_of(self.tail.get_entries()))
         self._ensure_budget()
 
     # -- polling ------------------------------------------------------------------------------
@@ -102,7 +103,7 @@ class SessionFollower(StaticView):
                 new = self.tail.get_entries()
             if new or self.tail.resets != resets:
                 self.tree.refresh()
-                self._log_entries(new)
+                self._log_entries(self._last_of(new))
                 self._ensure_budget()
                 if self.budget is not None:
                     self.budget.refresh()
@@ -124,7 +125,15 @@ class SessionFollower(StaticView):
         self._budget_note = ""
         self.budget = BudgetView.from_session(self.tail, model_context_window=window, live=False)
 
-    def _log_entries(self, entries: list[Any]) -> None:
+    def _last_of(self, entries: Sequence[Any]) -> Sequence[Any]:
+        """The entries the turn log can still show (it keeps its last ``maxlen`` lines): the
+        others are not read (the tail parses an entry only when asked)."""
+        keep = self.log.maxlen
+        if keep is None or len(entries) <= keep:
+            return entries
+        return entries[len(entries) - keep :]
+
+    def _log_entries(self, entries: Sequence[Any]) -> None:
         model = self.tree.model
         for entry in entries:
             title, text, _kind, detail = model.display(entry)

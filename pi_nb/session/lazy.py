@@ -28,6 +28,7 @@ entry read back no longer has the id the index holds
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import threading
 import weakref
@@ -40,6 +41,7 @@ from typing import Any, cast, overload
 from pi_nb._js import UNDEFINED, Undefined
 from pi_nb._js import js_truthy as _truthy
 from pi_nb.errors import EntryCycleError, SessionError
+from pi_nb.session import jsonl as _jsonl
 from pi_nb.session.context import (
     SessionContext,
     SessionContextModel,
@@ -64,12 +66,11 @@ from pi_nb.session.jsonl import (
     _problem,
     _shallow,
     gc_paused,
-    open_session_for_read,
 )
 from pi_nb.session.migrations import CURRENT_SESSION_VERSION, _js_number
 from pi_nb.session.types import FileEntry, SessionEntry, SessionHeader
 
-__all__ = ["LazyEntries", "LazyIndex", "read_session_file_lazy"]
+__all__ = ["EntriesView", "LazyEntries", "LazyIndex", "entries_parsed", "read_session_file_lazy"]
 
 _msgspec: Any
 try:
@@ -82,6 +83,20 @@ NOT_AN_OBJECT: Any = object()
 
 _NOT_OPENERS = bytes(c for c in range(256) if c not in b"[{")
 _MAX_READ = 8 << 20  # bytes read back in one pread when materialising a run of entries
+
+
+_parsed_total = 0
+
+
+def entries_parsed() -> int:
+    """How many entries every :class:`LazyEntries` of this process parsed so far (a counter for
+    tests and benchmarks: that an operation parses only the entries it needs)."""
+    return _parsed_total
+
+
+def _count_parsed(n: int) -> None:
+    global _parsed_total
+    _parsed_total += n
 
 
 def _make_decoder() -> Callable[[bytes], Any] | None:
@@ -152,9 +167,20 @@ class LazyEntries(Sequence[SessionEntry]):
     other types).
     """
 
-    def __init__(self, path: str, fd: int) -> None:
+    def __init__(
+        self,
+        path: str,
+        fd: int,
+        *,
+        keep_open: bool = False,
+        parse: Callable[[bytes], Any] | None = None,
+        data: bytes | None = None,
+    ) -> None:
         self.path = path
         self._fd = fd
+        self._data = data  # the file's bytes, when it was read into memory (then no descriptor)
+        self._keep_open = keep_open  # a file still growing: more spans may come (closed on close())
+        self._parse = parse  # the parser of a line (default: read_session_file's)
         self._cache: list[Any] = []
         self._starts = array("q")
         self._ends = array("q")
@@ -166,6 +192,8 @@ class LazyEntries(Sequence[SessionEntry]):
         self._shared: dict[Any, Any] = {}  # one object per distinct type or role string
         self._lock = threading.Lock()  # (two threads may ask for unparsed entries at once)
         self._closer = weakref.finalize(self, _close_fd, fd)
+        if data is not None:
+            self._closer.detach()
 
     # --- building -------------------------------------------------------------------------
 
@@ -225,6 +253,22 @@ class LazyEntries(Sequence[SessionEntry]):
             del self.roles[base:]
             self.roles.extend(roles)
         self._unparsed += k
+
+    def index_line(self, start: int, raw: bytes) -> bool:
+        """Index one complete line (``raw``, without its newline, at byte ``start`` of the file)
+        when the struct pass accepts it and it is not a ``session`` line; ``False`` otherwise (the
+        caller then takes its eager path)."""
+        decode = _stub_decode
+        if decode is None or raw[:1] != b"{" or (len(raw) >= _DEEP and not _shallow(raw)):
+            return False
+        try:
+            stub = decode(raw)
+        except _ERRORS:
+            return False
+        if stub.type == "session":
+            return False
+        self._add_span(start, start + len(raw), stub)
+        return True
 
     def append(self, entry: Any) -> None:
         """Add a parsed entry (a dict) at the end: a line that took the eager path, or an entry
@@ -314,6 +358,8 @@ class LazyEntries(Sequence[SessionEntry]):
                 data = self._pread(first, last_end - first)
                 view = memoryview(data)
                 loads = cast(Callable[[memoryview], Any] | None, _orjson_loads)  # (orjson reads buffers)
+                if self._parse is not None:
+                    loads = None
                 ids = self.ids
                 for p in todo[i : j + 1]:
                     line = view[starts[p] - first : ends[p] - first]
@@ -326,13 +372,17 @@ class LazyEntries(Sequence[SessionEntry]):
                     if type(value) is dict and value.get("id", UNDEFINED) == ids[p]:
                         cache[p] = value
                         self._unparsed -= 1
+                        _count_parsed(1)
                     else:
                         self._set(p, line.tobytes())
                 i = j + 1
-        if self._unparsed == 0:
+        if self._unparsed == 0 and not self._keep_open:
             self._closer()
+            self._data = None  # (every entry parsed: the bytes are no longer needed)
 
     def _pread(self, offset: int, size: int) -> bytes:
+        if self._data is not None:
+            return self._data[offset : offset + size]
         chunks = []
         got = 0
         while got < size:
@@ -347,7 +397,7 @@ class LazyEntries(Sequence[SessionEntry]):
 
     def _set(self, pos: int, raw: bytes) -> None:
         try:
-            value = _parse_line(raw)
+            value = (self._parse or _parse_line)(raw)
         except (ValueError, RecursionError):
             value = None
         if type(value) is not dict or value.get("id", UNDEFINED) != self.ids[pos]:
@@ -357,6 +407,7 @@ class LazyEntries(Sequence[SessionEntry]):
             )
         self._cache[pos] = value
         self._unparsed -= 1
+        _count_parsed(1)
 
     def last_of_type(self, etype: str) -> SessionEntry | None:
         """The last entry whose ``type`` is ``etype`` (only that one is parsed)."""
@@ -375,10 +426,53 @@ class LazyEntries(Sequence[SessionEntry]):
 
 
 def _close_fd(fd: int) -> None:
+    if fd < 0:
+        return  # (entries read from memory: no descriptor)
     try:
         os.close(fd)
     except OSError:  # pragma: no cover
         pass
+
+
+class EntriesView(Sequence[SessionEntry]):
+    """Positions ``start:stop`` of :class:`LazyEntries`, fixed at creation (a snapshot of a growing
+    list): indexing parses one entry, iterating parses the range at once. Equal to a list or tuple
+    of the same entries."""
+
+    def __init__(self, entries: LazyEntries | None, start: int = 0, stop: int | None = None) -> None:
+        self.entries = entries
+        self.start = start
+        self.stop = start if entries is None else len(entries) if stop is None else stop
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    @overload
+    def __getitem__(self, index: int) -> SessionEntry: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[SessionEntry]: ...
+    def __getitem__(self, index: int | slice) -> SessionEntry | list[SessionEntry]:
+        positions = range(self.start, self.stop)
+        if isinstance(index, slice):
+            return [] if self.entries is None else self.entries.materialize(positions[index])
+        pos = positions[index]  # (raises IndexError out of range)
+        assert self.entries is not None
+        return self.entries[pos]
+
+    def __iter__(self) -> Iterator[SessionEntry]:
+        if self.entries is None or self.stop == self.start:
+            return iter(())
+        return iter(self.entries.materialize(range(self.start, self.stop)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EntriesView | list | tuple):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"EntriesView({len(self)} entries of {self.entries.path if self.entries else None!r})"
 
 
 class FileEntriesView(Sequence[FileEntry]):
@@ -416,9 +510,11 @@ class LazyIndex(Mapping[Any, SessionEntry]):
     """``{entry id: entry}`` over :class:`LazyEntries` (a later entry with the same id wins, as
     in Pi's ``Map``); looking an entry up parses it."""
 
-    def __init__(self, entries: LazyEntries) -> None:
+    def __init__(self, entries: LazyEntries, positions: dict[Any, int] | None = None) -> None:
         self.entries = entries
-        self.positions: dict[Any, int] = dict(zip(entries.ids, range(len(entries.ids)), strict=True))
+        self.positions: dict[Any, int] = (
+            dict(zip(entries.ids, range(len(entries.ids)), strict=True)) if positions is None else positions
+        )
 
     def __getitem__(self, key: Any) -> SessionEntry:
         return self.entries[self.positions[key]]
@@ -441,7 +537,9 @@ class LazyIndex(Mapping[Any, SessionEntry]):
         self.positions[key] = len(self.entries) - 1
 
 
-def read_session_file_lazy(path: str | os.PathLike[str]) -> tuple[SessionFileContents, LazyEntries | None]:
+def read_session_file_lazy(
+    path: str | os.PathLike[str], *, in_memory: bool = False
+) -> tuple[SessionFileContents, LazyEntries | None]:
     """:func:`~pi_nb.session.jsonl.read_session_file`, indexing the entries instead of parsing them.
 
     Returns the contents (its ``entries`` hold only the header when the second value is not
@@ -451,6 +549,10 @@ def read_session_file_lazy(path: str | os.PathLike[str]) -> tuple[SessionFileCon
     rewrites every entry), or another ``session`` line after the header (the manager leaves those
     out of its entries). Problems, line numbers, ``size``, ``line_count`` and the torn-line flag
     are those of ``read_session_file`` in every case.
+
+    ``in_memory=True``: the file's bytes are read at once and the entries are parsed from them
+    (no descriptor stays open: for loaders of many files, which would otherwise hold one per
+    file until every entry of it is parsed).
     """
     from pi_nb.session.jsonl import read_session_file
 
@@ -459,9 +561,16 @@ def read_session_file_lazy(path: str | os.PathLike[str]) -> tuple[SessionFileCon
     if decode is None or not hasattr(os, "pread"):  # pragma: no cover - without msgspec, or pread
         return read_session_file(p), None
     try:
-        f = open_session_for_read(p)
+        f = _jsonl.open_session_for_read(p)  # (looked up on the module: the one opener of session files)
     except FileNotFoundError:
         return SessionFileContents(p, False, 0, False, []), None
+    if in_memory:
+        with f:
+            data = _read_upto(f, os.fstat(f.fileno()).st_size)  # what the file held at the call
+        result = _read_lazy(p, io.BytesIO(data), -1, decode, data)
+        if result is None:
+            return read_session_file(p), None
+        return result
     fd = os.dup(f.fileno())
     try:
         result = _read_lazy(p, f, fd, decode)
@@ -472,6 +581,19 @@ def read_session_file_lazy(path: str | os.PathLike[str]) -> tuple[SessionFileCon
         os.close(fd)
         return read_session_file(p), None
     return result
+
+
+def _read_upto(f: Any, size: int) -> bytes:
+    """The first ``size`` bytes of ``f`` (fewer if it is shorter now)."""
+    chunks: list[bytes] = []
+    left = size
+    while left > 0:
+        chunk = f.read(left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _decode_block(block: list[bytes], decode: Callable[[bytes], Any]) -> list[Any] | None:
@@ -491,12 +613,12 @@ def _decode_block(block: list[bytes], decode: Callable[[bytes], Any]) -> list[An
 
 
 def _read_lazy(
-    p: str, f: Any, fd: int, decode: Callable[[bytes], Any]
+    p: str, f: Any, fd: int, decode: Callable[[bytes], Any], data: bytes | None = None
 ) -> tuple[SessionFileContents, LazyEntries] | None:
     head: list[FileEntry] = []
     problems: list[LoadProblem] = []
     lines = array("I")
-    lazy = LazyEntries(p, fd)
+    lazy = LazyEntries(p, fd, data=data)
     lazy._closer.detach()  # the caller closes fd on failure; re-armed below
     add_span = lazy._add_span
     add_parsed = lazy.append
@@ -504,7 +626,7 @@ def _read_lazy(
     n = 0
     offset = 0
     with gc_paused(), f:
-        reader = _LineReader(f, os.fstat(f.fileno()).st_size)
+        reader = _LineReader(f, len(data) if data is not None else os.fstat(f.fileno()).st_size)
         for block in reader:
             if header_seen and block:
                 stubs = _decode_block(block, decode)
@@ -600,8 +722,8 @@ def _read_lazy(
     if all(line == i for i, line in enumerate(lines, 1)):
         line_numbers = None
     lazy._closer = weakref.finalize(lazy, _close_fd, fd)
-    if lazy.all_parsed():
-        lazy._closer()
+    if lazy.all_parsed() or data is not None:
+        lazy._closer()  # (no descriptor kept: closed now, or there is none)
     contents = SessionFileContents(
         path=p,
         exists=True,

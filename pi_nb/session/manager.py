@@ -1391,6 +1391,31 @@ class SessionManager:
         except EntryCycleError as exc:
             raise self._cycle_error(exc, start) from None
 
+    def lazy_entries(self) -> LazyEntries | None:
+        """The :class:`~pi_nb.session.lazy.LazyEntries` behind :meth:`get_entries` when the file was
+        indexed lazily (``None`` otherwise): its columns (ids, parent ids, types, roles) read
+        without parsing, its positions are those of :meth:`get_entries`."""
+        return self._lazy
+
+    @_synchronized
+    def branch_positions(self) -> list[int] | None:
+        """Lazy mode: the positions (in :meth:`get_entries`) of :meth:`get_branch` ``()``, without
+        parsing the branch; ``None`` when the entries are not lazy. Raises as ``get_branch``."""
+        if self._lazy is None:
+            return None
+        start = self._leaf_id
+        if _truthy(start) and start in self._by_id:
+            return list(self._checked_leaf_positions())
+        return []
+
+    @_synchronized
+    def context_entry_positions(self) -> list[int] | None:
+        """Lazy mode: the positions of :meth:`build_context_entries` (only a compaction on the path
+        is parsed); ``None`` when the entries are not lazy. Raises as ``build_context_entries``."""
+        if self._lazy is None:
+            return None
+        return list(context_positions(self._lazy, self._checked_leaf_positions()))
+
     @_synchronized
     def build_context_entries(self) -> list[SessionEntry]:
         """The compaction-aware entries behind :meth:`build_session_context`."""

@@ -35,6 +35,7 @@ from pi_nb.errors import (
     SessionFileTypeError,
 )
 from pi_nb.session.jsonl import SessionFileContents, read_session_file
+from pi_nb.session.lazy import read_session_file_lazy
 from pi_nb.session.manager import SessionManager
 from pi_nb.session.paths import session_files_under
 
@@ -275,8 +276,16 @@ def warn_problems(path: str, problems: Sequence[Problem]) -> None:
     warnings.warn(f"{what}: {shown} (strict=True raises instead)", SessionLoadWarning, stacklevel=2)
 
 
+LAZY_MIN_BYTES = 1 << 20
+"""The size from which :func:`load_session_item` indexes a Pi file lazily by default."""
+
+
 def load_session_item(
-    item: SessionManager | SessionFile, strict: bool | None, problems: list[Problem]
+    item: SessionManager | SessionFile,
+    strict: bool | None,
+    problems: list[Problem],
+    *,
+    lazy: bool | None = None,
 ) -> tuple[SessionManager, str | None, int] | None:
     """One item of :func:`resolve_session_source` loaded: ``(manager, session file, problem
     lines)``, or ``None`` for a file skipped (its problem appended to ``problems``).
@@ -286,7 +295,13 @@ def load_session_item(
     skipped with a warning; a file named explicitly that does not exist or is not a session
     raises. ``strict=True``: the first problem raises (:class:`SessionFileCorruptError`,
     :class:`InvalidSessionFileError`, :class:`NotebookError` for a missing file).
-    ``strict=False``: nothing raises or warns; the problems are only appended."""
+    ``strict=False``: nothing raises or warns; the problems are only appended.
+
+    ``lazy=True``: a current-version Pi file is indexed and its entries parsed when asked for
+    (:mod:`pi_nb.session.lazy`; its bytes are read at once, no descriptor stays open);
+    ``lazy=False`` parses every entry now (cheaper when every entry will be read anyway);
+    ``None`` (default): lazily for a file of :data:`LAZY_MIN_BYTES` or more (for a small file
+    the index costs more than it saves)."""
     if isinstance(item, SessionManager):
         return item, item.get_session_file(), 0
     path = item.path
@@ -298,7 +313,17 @@ def load_session_item(
             warn_problems(path, problems[-1:])
 
     try:
-        contents = read_session_file(path)
+        # a current-version Pi file is indexed, its entries parsed when a frame asks for them;
+        # its bytes are read at once, so no descriptor stays open (a corpus of thousands of files)
+        if lazy is None:
+            try:
+                lazy = os.stat(path).st_size >= LAZY_MIN_BYTES
+            except OSError:
+                lazy = True  # (the reader reports what is wrong, as the eager one does)
+        if lazy:
+            contents, lazy_entries = read_session_file_lazy(path, in_memory=True)
+        else:
+            contents, lazy_entries = read_session_file(path), None
     except (SessionFileTypeError, OSError) as exc:
         # a FIFO, a device or a socket (refused unread), a link that loops, a file that cannot be
         # opened: one bad file of a folder is skipped with its reason, it does not end the folder
@@ -342,6 +367,16 @@ def load_session_item(
     raw_cwd = contents.entries[0].get("cwd")
     cwd = raw_cwd if isinstance(raw_cwd, str) else None
     try:
+        if lazy_entries is not None:
+            manager = SessionManager(
+                cwd if cwd is not None else os.getcwd(),
+                "",
+                None,
+                False,
+                preloaded_file=contents,
+                preloaded_lazy=lazy_entries,
+            )
+            return manager, path, len(file_problems)
         return SessionManager.in_memory(cwd, entries=contents.entries), path, len(file_problems)
     except PiNbError as exc:
         if strict:

@@ -279,5 +279,44 @@ def test_cache_gives_the_same_intervals() -> None:
     entries = hand_session()
     plain = drift_intervals(entries)
     assert drift_intervals(entries, cache=cache) == plain
-    assert len(cache) == 11  # every message (the summary too) but the errored response
+    assert len([k for k in cache if k >= 0]) == 11  # every message (the summary too) but the errored response
     assert drift_intervals(entries, cache=cache) == plain
+
+
+def test_a_growing_branch_resumes_where_the_last_walk_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live view asks after every new entry: with a cache, only the new entries are walked, and
+    the intervals are those of a walk from the start; a branch that is not an extension (the leaf
+    moved elsewhere) is walked whole."""
+    from pi_nb.analysis import drift as D
+    from pi_nb.session.manager import SessionManager
+
+    sm = SessionManager.in_memory_from_file(str(REAL / "compaction.jsonl"))
+    branch = list(sm.get_branch())
+    seen: list[Any] = []
+    real = D._cached_messages
+
+    def counting(cache: Any, e: Any) -> Any:
+        seen.append(e)
+        return real(cache, e)
+
+    monkeypatch.setattr(D, "_cached_messages", counting)
+    for tiktoken in (False, True):
+        cache: dict[int, Any] = {}
+        for n in range(1, len(branch) + 1):
+            want = drift_intervals(branch[:n], tiktoken=tiktoken)
+            seen.clear()
+            got = drift_intervals(branch[:n], tiktoken=tiktoken, cache=cache)
+            assert len(seen) == 1, n  # only the new entry
+            assert got == want
+        want = drift_intervals(branch, tiktoken=tiktoken)
+        seen.clear()
+        assert drift_intervals(branch, tiktoken=tiktoken, cache=cache) == want
+        assert len(seen) == 0
+        other = branch[: len(branch) // 2]  # the leaf moved back: not an extension of the last walk
+        want_other = drift_intervals(other, tiktoken=tiktoken)
+        seen.clear()
+        assert drift_intervals(other, tiktoken=tiktoken, cache=cache) == want_other
+        assert len(seen) == len(other)
+        returned = drift_intervals(branch, tiktoken=tiktoken, cache=cache)
+        returned.append(returned[0])  # the caller's list is its own
+        assert drift_intervals(branch, tiktoken=tiktoken, cache=cache) == want

@@ -342,7 +342,20 @@ def drift_intervals(
     prev: tuple[int, str | None] | None = None
     broken: str | None = None
     model: str | None = None
-    for e in branch:
+    start = 0
+    # A live view asks again after each new entry: resume where the last walk of the same branch
+    # ended when the branch still holds that walk's entries (the same objects) as its prefix.
+    resume_key = _RESUME_TIKTOKEN if tiktoken else _RESUME_ESTIMATE
+    saved = cache.get(resume_key) if cache is not None else None
+    if saved is not None:
+        done, last, state = saved[1], saved[2], saved[3]
+        if 0 < done <= len(branch) and branch[done - 1] is last:
+            calls, out, pending, prev, broken, model = (
+                dict(state[0]), list(state[1]), list(state[2]), state[3], state[4], state[5],
+            )  # fmt: skip
+            start = done
+    for i in range(start, len(branch)):
+        e = branch[i]
         etype = e.get("type")
         if etype in ("compaction", "branch_summary", "model_change"):
             broken = broken or etype
@@ -380,7 +393,15 @@ def drift_intervals(
             else:
                 args = calls.get(str(m.get("toolCallId"))) if role == "toolResult" else None
                 pending.extend(_cached_parts(cache, m, eid, encoding, args, e, msgs))
-    return out
+    if cache is not None and branch:
+        state = (calls, out, pending, prev, broken, model)
+        cache[resume_key] = (None, len(branch), branch[-1], state)
+    return list(out)
+
+
+_RESUME_ESTIMATE = -1
+_RESUME_TIKTOKEN = -2
+"""The keys of the resumable walk in a parts cache (``id()`` of an object is never negative)."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -95,10 +95,9 @@ def detect_harness(path: str | os.PathLike[str]) -> str | None:
 def read_foreign_bytes(data: bytes, path: str | None = None) -> ForeignSession:
     """A transcript of another harness, given as bytes, mapped to Pi entries; raises
     :class:`~pi_nb.errors.InvalidSessionFileError` when no reader knows the format."""
-    records = _first_records(data[: 1 << 20])
-    for _name, looks, read in READERS:
-        if looks(records):
-            return read(data, path)
+    found = _read_known(data, path)
+    if found is not None:
+        return found
     where = path if path is not None else "the data"
     raise InvalidSessionFileError(
         f"{where} is neither a Pi session nor a transcript of {', '.join(n for n, _, _ in READERS)}"
@@ -117,14 +116,18 @@ def open_foreign(path: str | os.PathLike[str]) -> Any:
     return read_foreign(path).manager()
 
 
-def _source_reader(path: str) -> ForeignSession | None:
-    """The hook :mod:`pi_nb.session.source` calls for a file that is not a Pi session."""
-    data = _read_bytes(path)
+def _read_known(data: bytes, path: str | None) -> ForeignSession | None:
+    """``data`` mapped by the first reader that knows its first records, or ``None``."""
     records = _first_records(data[: 1 << 20])
     for _name, looks, read in READERS:
         if looks(records):
             return read(data, path)
     return None
+
+
+def _source_reader(path: str) -> ForeignSession | None:
+    """The hook :mod:`pi_nb.session.source` calls for a file that is not a Pi session."""
+    return _read_known(_read_bytes(path), path)
 
 
 register_foreign_reader(_source_reader, "Claude Code transcript or Codex CLI rollout")

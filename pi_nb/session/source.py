@@ -280,6 +280,24 @@ LAZY_MIN_BYTES = 1 << 20
 """The size from which :func:`load_session_item` indexes a Pi file lazily by default."""
 
 
+def _line_problems(
+    path: str, file_problems: list[Problem], strict: bool | None, problems: list[Problem]
+) -> None:
+    """The lines of one file that could not be used: raised (``strict``), warned (``None``) or
+    only collected (``False``), as :func:`load_session_item` says."""
+    if not file_problems:
+        return
+    if strict:
+        raise SessionFileCorruptError(
+            f"{len(file_problems)} line(s) of {path} could not be used: "
+            + "; ".join(f"line {n}: {r}" for _, n, r in file_problems[:3]),
+            [(n or 0, r) for _, n, r in file_problems],
+        )
+    if strict is None:
+        warn_problems(path, file_problems)
+    problems.extend(file_problems)
+
+
 def load_session_item(
     item: SessionManager | SessionFile,
     strict: bool | None,
@@ -353,17 +371,8 @@ def load_session_item(
             + (", nor another agent's transcript pi_nb reads" if _FOREIGN_READERS else "")
         )
         return None
-    file_problems = [(path, p.line_number, p.reason) for p in contents.problems]
-    if file_problems:
-        if strict:
-            raise SessionFileCorruptError(
-                f"{len(file_problems)} line(s) of {path} could not be used: "
-                + "; ".join(f"line {n}: {r}" for _, n, r in file_problems[:3]),
-                [(n or 0, r) for _, n, r in file_problems],
-            )
-        if strict is None:
-            warn_problems(path, file_problems)
-        problems.extend(file_problems)
+    file_problems: list[Problem] = [(path, p.line_number, p.reason) for p in contents.problems]
+    _line_problems(path, file_problems, strict, problems)
     raw_cwd = contents.entries[0].get("cwd")
     cwd = raw_cwd if isinstance(raw_cwd, str) else None
     try:
@@ -391,16 +400,7 @@ def _load_foreign(
     """A file another harness wrote, mapped by its reader, with its problem lines handled as a Pi
     file's are (see :func:`load_session_item`)."""
     file_problems: list[Problem] = [(path, n, r) for n, r in found.problems]
-    if file_problems:
-        if strict:
-            raise SessionFileCorruptError(
-                f"{len(file_problems)} line(s) of {path} could not be used: "
-                + "; ".join(f"line {n}: {r}" for _, n, r in file_problems[:3]),
-                [(n or 0, r) for _, n, r in file_problems],
-            )
-        if strict is None:
-            warn_problems(path, file_problems)
-        problems.extend(file_problems)
+    _line_problems(path, file_problems, strict, problems)
     try:
         return _foreign_manager(found), path, len(file_problems)
     except PiNbError as exc:
